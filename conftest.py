@@ -1,0 +1,41 @@
+"""Collect every numbered notebook in nbs/ as a pytest test, run the way `nbdev_test` runs it.
+
+Cells tagged with a flag in settings.ini's `tst_flags` (`slow`, `cuda`) are skipped, unless the flag is
+passed with `--nbflags "slow cuda"`. Each notebook is one test item, so `pytest` prints `N passed, M failed`.
+"""
+import os, sys
+from pathlib import Path
+import pytest
+
+ROOT = Path(__file__).parent
+
+def pytest_addoption(parser):
+    parser.addoption('--nbflags', default='', help='space-separated notebook test flags to run (e.g. "slow cuda")')
+
+def pytest_collect_file(file_path, parent):
+    p = Path(file_path)
+    if p.suffix == '.ipynb' and p.parent == ROOT/'nbs' and not p.name.startswith(('_', '.')):
+        return NotebookFile.from_parent(parent, path=p)
+
+class NotebookFile(pytest.File):
+    def collect(self): yield NotebookItem.from_parent(self, name=self.path.stem)
+
+class NotebookError(Exception): pass
+
+class NotebookItem(pytest.Item):
+    def runtest(self):
+        from nbdev.config import get_config
+        from nbdev.test import test_nb
+        skip_flags = get_config().tst_flags.split()
+        force_flags = self.config.getoption('--nbflags').split()
+        cwd = os.getcwd()
+        os.chdir(self.path.parent)
+        try: ok, secs = test_nb(self.path, skip_flags=skip_flags, force_flags=force_flags, basepath=ROOT)
+        finally: os.chdir(cwd)
+        if not ok: raise NotebookError(f'{self.path.name} failed (the failing cell is printed above)')
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, NotebookError): return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self): return self.path, 0, f'notebook {self.path.name}'
