@@ -1,0 +1,54 @@
+#!/usr/bin/env python
+"""Write README.md from nbs/index.ipynb as GitHub markdown, offline (what `nbdev_readme` does through quarto).
+
+The notebook goes through the same nbdev processing as the docs site (hidden cells dropped, `# Title` and
+`> summary` read as frontmatter, backticked names linked to the docs), then: the title and summary, markdown
+cells as written, code cells as ```python blocks followed by their text outputs.
+
+    python tools/build_readme.py            # write README.md
+    python tools/build_readme.py --check    # exit 1 if README.md is not what index.ipynb gives
+"""
+import argparse, sys
+from pathlib import Path
+from nbdev.config import get_config
+sys.path.insert(0, str(Path(__file__).parent))
+from build_docs import process_nb, cell_options, outputs_of, text_of
+
+def output_md(out, opts):
+    if out.output_type == 'stream': return f'```\n{text_of(out.text).rstrip()}\n```'
+    if out.output_type == 'error': return f'```\n{text_of(out.traceback).rstrip()}\n```'
+    data = out.get('data', {})
+    if opts.get('output') == 'asis' and 'text/markdown' in data: return text_of(data['text/markdown']).strip()
+    if any(m.startswith('image/') for m in data): print('README: an image output is left out (GitHub shows no inline images)')
+    if 'text/markdown' in data: return text_of(data['text/markdown']).strip()
+    if 'text/plain' in data: return f'```\n{text_of(data["text/plain"]).rstrip()}\n```'
+    return ''
+
+def readme_md(nb):
+    fm, parts = nb.frontmatter_, []
+    parts.append(f'# {fm.get("title", get_config().title)}')
+    if fm.get('description'): parts.append(f'> {fm["description"]}')
+    for cell in nb.cells:
+        if cell.cell_type == 'markdown': parts.append(cell.source.strip())
+        if cell.cell_type != 'code': continue
+        opts, code = cell_options(cell.source)
+        if opts.get('include') == 'false': continue
+        if opts.get('echo') != 'false' and code.strip(): parts.append(f'```python\n{code}\n```')
+        if opts.get('output') != 'false': parts += [output_md(o, opts) for o in outputs_of(cell)]
+    return '\n\n'.join(p for p in parts if p) + '\n'
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--check', action='store_true', help='only check that README.md is up to date')
+    args = ap.parse_args()
+    cfg = get_config()
+    readme, md = cfg.config_path/'README.md', readme_md(process_nb(cfg.nbs_path/'index.ipynb'))
+    if args.check:
+        ok = readme.exists() and readme.read_text(encoding='utf-8') == md
+        print('README.md is up to date with nbs/index.ipynb' if ok else
+              'README.md differs from what nbs/index.ipynb gives: run python tools/build_readme.py')
+        sys.exit(0 if ok else 1)
+    readme.write_text(md, encoding='utf-8')
+    print(f'wrote {readme}')
+
+if __name__ == '__main__': main()
