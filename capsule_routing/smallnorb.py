@@ -21,7 +21,7 @@ __all__ = ['NORB_MAGIC', 'NORB_MAGIC_OF', 'SMALLNORB_URL', 'SMALLNORB_PREFIX', '
            'write_norb_matrix', 'read_norb_matrix', 'smallnorb_filename', 'SmallNORB', 'load_smallnorb',
            'write_synthetic_smallnorb', 'show_smallnorb', 'ChecksumError', 'IncompleteDownloadError', 'md5sum',
            'fetch_url', 'download_smallnorb', 'serve_bytes', 'holdout_instances', 'coordinate_channels',
-           'conv_output_size', 'SmallNORBCapsNet', 'max_relative_error']
+           'conv_output_size', 'SmallNORBCapsNet', 'max_relative_error', 'main']
 
 # %% ../nbs/03_smallnorb.ipynb #4a77a8a3
 NORB_MAGIC = {0x1E3D4C55: np.dtype('u1'),   # uint8 (the images)
@@ -456,3 +456,27 @@ class SmallNORBCapsNet(nn.Module):
 def max_relative_error(got:torch.Tensor, want:torch.Tensor) -> float:
     "Largest |got - want| relative to the largest |want|"
     return ((got - want).abs().max()/want.abs().max()).item()
+
+# %% ../nbs/03_smallnorb.ipynb #07aa0799
+from fastcore.script import call_parse
+
+@call_parse
+def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or .gz (see `download_smallnorb`)
+         out:str='runs/smallnorb', # checkpoints, history.csv and results.json
+         epochs:int=50, # training epochs (the paper's 50)
+         bs:int=20, # batch size (the paper's 20)
+         lr_max:float=5e-4, # peak learning rate
+         lr_min:float=1e-5, # first and last learning rate
+         pad:int=16, # pixels of edge padding before the random crop of each training pair
+         n_valid_per_category:int=1, # training toys of each category held out to select the epoch
+         resume:bool=False, # continue from out/last.pth
+         seed:int=0, # random seed, also of the held-out toys
+         cpu:bool=False, # train on the CPU even when a GPU is present
+         quiet:bool=False, # no progress bars: one plain line per epoch
+        ) -> dict:
+    "Train the paper's smallNORB model with the paper's regime, select the epoch on held-out training toys, then test it once"
+    from capsule_routing.training import train_main
+    from capsule_routing.vision import smallnorb_dataloaders  # imported here: vision imports this module
+    dls_fn = lambda data, bs, device: smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
+    return train_main(dls_fn, lambda dls: SmallNORBCapsNet(), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
+                      out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, learner_kwargs=dict(pad=pad))

@@ -1,0 +1,104 @@
+"""Speed and memory of `Routing` against the literal transcription `route_by_the_equations`.
+
+Forward + backward at the paper's shapes, each measurement in a fresh process (so peak memory is that of one
+configuration alone), plus a check that both give the same outputs and gradients.
+
+    python bench/routing_benchmark.py                 # all shapes, CPU (and GPU if there is one)
+    python bench/routing_benchmark.py --shapes sst    # one shape
+    python bench/routing_benchmark.py --out bench/results/routing_cpu.md
+
+Peak memory: on the CPU, the growth of the process's peak resident set over the warm-up and measured steps (inputs
+and parameters already allocated); on a GPU, torch.cuda.max_memory_allocated during the steps.
+"""
+import argparse, json, os, platform, resource, statistics, subprocess, sys, time
+import torch
+from capsule_routing.routing import Routing, route_by_the_equations
+
+SHAPES = {  # name: (batch, n_inp, n_out, d_cov, d_inp, d_out, n_inp_fixed)
+    'smallnorb_1': (20, 5184, 64, 4, 4, 4, False),   # 64 parts x 81 positions -> 64 parts
+    'smallnorb_2': (20, 64, 5, 4, 4, 4, True),       # 64 parts -> 5 classes
+    'sst_1':       (20, 925, 64, 1, 64, 2, False),   # 25 tokens x 37 depths -> 64 parts
+}
+
+def make(shape, device, seed=0):
+    b, n_inp, n_out, c, d, h, fixed = SHAPES[shape]
+    torch.manual_seed(seed)
+    layer = Routing(c, d, h, n_inp=n_inp if fixed else -1, n_out=n_out).to(device)
+    with torch.no_grad():   # nonzero betas and biases, so every term of the algorithm matters
+        for p in (layer.beta_use, layer.beta_ign, layer.B): p.normal_(0, 0.5)
+    a_inp = torch.randn(b, n_inp, device=device, requires_grad=True)
+    mu_inp = torch.randn(b, n_inp, c, d, device=device, requires_grad=True)
+    return layer, a_inp, mu_inp
+
+def step(impl, layer, a_inp, mu_inp):
+    if impl == 'Routing': out = layer(a_inp, mu_inp)
+    else: out = route_by_the_equations(a_inp, mu_inp, layer.W, layer.B, layer.beta_use, layer.beta_ign, layer.n_iters)[:3]
+    loss = sum(o.float().mul(torch.linspace(-1, 1, o.numel(), device=o.device).view_as(o)).sum() for o in out)
+    loss.backward()
+    return out
+
+def measure(impl, shape, device, repeats):
+    "Runs in a child process: median seconds of forward+backward, and peak memory in MiB"
+    layer, a_inp, mu_inp = make(shape, device)
+    sync = torch.cuda.synchronize if device == 'cuda' else (lambda: None)
+    if device == 'cuda': torch.cuda.reset_peak_memory_stats(); base = torch.cuda.memory_allocated()
+    else: base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # inputs and parameters already allocated
+    step(impl, layer, a_inp, mu_inp); sync()                       # warm-up
+    times = []
+    for _ in range(repeats):
+        for t in (a_inp, mu_inp, *layer.parameters()): t.grad = None
+        sync(); t0 = time.perf_counter(); step(impl, layer, a_inp, mu_inp); sync(); times.append(time.perf_counter() - t0)
+    peak = (torch.cuda.max_memory_allocated() - base) / 2**20 if device == 'cuda' else \
+           (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024
+    return dict(seconds=statistics.median(times), peak_mib=peak)
+
+def agreement(shape, device):
+    "Largest relative difference between the two implementations, over outputs and all gradients, in float64"
+    worst = 0.
+    results = []
+    for impl in ('Routing', 'literal'):
+        layer, a_inp, mu_inp = make(shape, device)
+        layer.double(); a_inp, mu_inp = [t.detach().double().requires_grad_() for t in (a_inp, mu_inp)]
+        out = step(impl, layer, a_inp, mu_inp)
+        results.append([o.detach() for o in out] + [a_inp.grad, mu_inp.grad] + [p.grad for p in layer.parameters()])
+    for x, y in zip(*results): worst = max(worst, ((x - y).abs().max() / y.abs().max()).item())
+    return worst
+
+def child(args):
+    print(json.dumps(measure(args.child_impl, args.child_shape, args.device, args.repeats)))
+
+def run_child(impl, shape, device, repeats):
+    cmd = [sys.executable, __file__, '--child-impl', impl, '--child-shape', shape, '--device', device, '--repeats', str(repeats)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+    return json.loads(out)
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('--shapes', nargs='*', default=list(SHAPES), choices=list(SHAPES))
+    p.add_argument('--devices', nargs='*', default=['cpu'] + (['cuda'] if torch.cuda.is_available() else []))
+    p.add_argument('--repeats', type=int, default=3)
+    p.add_argument('--out', help='also write the markdown table to this file')
+    p.add_argument('--child-impl'); p.add_argument('--child-shape'); p.add_argument('--device', default='cpu')
+    args = p.parse_args()
+    if args.child_impl: return child(args)
+    threads = torch.get_num_threads()
+    lines = [f"Forward + backward, 3 routing iterations, float32, median of {args.repeats} after a warm-up; "
+             f"torch {torch.__version__}, {platform.processor() or platform.machine()}, {threads} threads.", "",
+             "| shape | device | literal s | Routing s | speed-up | literal peak MiB | Routing peak MiB | memory ratio | max rel. difference (float64) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    print('\n'.join(lines), flush=True)
+    for device in args.devices:
+        dev_name = 'cpu' if device == 'cpu' else torch.cuda.get_device_name()
+        for shape in args.shapes:
+            b, n_inp, n_out, c, d, h, fixed = SHAPES[shape]
+            lit, fast = run_child('literal', shape, device, args.repeats), run_child('Routing', shape, device, args.repeats)
+            diff = agreement(shape, device)
+            label = f"{shape}: {b} x {n_inp}{'' if fixed else ' (variable)'} x [{c}x{d}] -> {n_out} x [{c}x{h}]"
+            line = (f"| {label} | {dev_name} | {lit['seconds']:.3f} | {fast['seconds']:.3f} | {lit['seconds'] / fast['seconds']:.1f}x | "
+                    f"{lit['peak_mib']:.0f} | {fast['peak_mib']:.0f} | {fast['peak_mib'] / max(lit['peak_mib'], 1e-9):.2f} | {diff:.1e} |")
+            lines.append(line); print(line, flush=True)
+    if args.out:
+        os.makedirs(os.path.dirname(args.out) or '.', exist_ok=True)
+        open(args.out, 'w').write('\n'.join(lines) + '\n')
+
+if __name__ == '__main__': main()

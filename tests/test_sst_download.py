@@ -1,0 +1,89 @@
+"""`download_sst` against a local HTTP server on 127.0.0.1 serving zips built here: never the network."""
+import hashlib, io, threading, zipfile
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from capsule_routing.sst import SST_ZIP, SST_ZIP_MD5, download_sst, load_sst
+
+TREES = {'train': "(3 (2 (2 The) (2 Rock)) (4 (2 is) (4 great)))\n(1 (2 A) (1 (1 mess) (2 .)))\n",
+         'dev': "(4 (2 Just) (4 superb))\n",
+         'test': "(0 (2 Truly) (0 dreadful))\n(3 (2 Quite) (3 good))\n"}
+
+
+def make_zip(members: dict) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, 'w', zipfile.ZIP_DEFLATED) as z:
+        for name, text in members.items(): z.writestr(name, text)
+    return buf.getvalue()
+
+
+@pytest.fixture
+def server(tmp_path):
+    "Serve the folder `root` on 127.0.0.1 at a free port; yields (root, base_url, list of requested paths)"
+    root = tmp_path/'www'; root.mkdir()
+    requests = []
+    class Handler(SimpleHTTPRequestHandler):
+        def log_message(self, *args): pass
+        def do_GET(self):
+            requests.append(self.path); super().do_GET()
+    httpd = ThreadingHTTPServer(('127.0.0.1', 0), partial(Handler, directory=str(root)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True); thread.start()
+    try: yield root, f'http://127.0.0.1:{httpd.server_address[1]}/', requests
+    finally:
+        httpd.shutdown(); httpd.server_close()
+
+
+def test_published_checksum():
+    assert SST_ZIP == 'trainDevTestTrees_PTB.zip'
+    assert SST_ZIP_MD5 == '5c3b23ce88089053fd3efeb4a34f614d'
+
+
+def test_good_zip(server, tmp_path):
+    root, url, requests = server
+    data = make_zip({f'trees/{s}.txt': t for s, t in TREES.items()} | {'README': 'not extracted'})
+    (root/SST_ZIP).write_bytes(data)
+    out = tmp_path/'sst'
+    trees = download_sst(out, base_url=url, md5=hashlib.md5(data).hexdigest(), progress=True)
+    assert trees == out/'trees'
+    for s, text in TREES.items(): assert (trees/f'{s}.txt').read_text(encoding='utf-8') == text
+    assert (out/SST_ZIP).read_bytes() == data
+    assert not (out/'README').exists() and not (trees/'README').exists()
+    assert not list(out.rglob('*.part'))
+    sst = load_sst(out)                                    # the parent folder holding trees/ is accepted
+    assert sst['dev'] == (['Just superb'], [4])
+    assert len(sst['train'][0]) == 7 + 5
+    assert requests == [f'/{SST_ZIP}']
+    download_sst(out, base_url=url, md5=hashlib.md5(data).hexdigest())   # present: nothing fetched again
+    assert requests == [f'/{SST_ZIP}']
+
+
+def test_corrupted_zip(server, tmp_path):
+    root, url, _ = server
+    data = bytearray(make_zip({f'trees/{s}.txt': t for s, t in TREES.items()}))
+    good_md5 = hashlib.md5(data).hexdigest()
+    data[len(data)//2] ^= 0xFF                             # one flipped byte in transit
+    (root/SST_ZIP).write_bytes(bytes(data))
+    out = tmp_path/'sst'
+    with pytest.raises(ValueError, match=f'expected MD5 {good_md5}, received {hashlib.md5(data).hexdigest()}'):
+        download_sst(out, base_url=url, md5=good_md5, progress=False)
+    assert not (out/'trees').exists()
+    assert list(out.iterdir()) == []                       # neither the zip nor a partial file is left
+
+
+def test_zip_without_trees(server, tmp_path):
+    root, url, _ = server
+    data = make_zip({'trees/train.txt': TREES['train']})
+    (root/SST_ZIP).write_bytes(data)
+    with pytest.raises(ValueError, match=r"lacks \['trees/dev.txt', 'trees/test.txt'\]"):
+        download_sst(tmp_path/'sst', base_url=url, md5=hashlib.md5(data).hexdigest(), progress=False)
+    assert not (tmp_path/'sst'/'trees').exists()
+
+
+def test_missing_file_on_server(server, tmp_path):
+    _, url, _ = server
+    with pytest.raises(Exception, match='404'):
+        download_sst(tmp_path/'sst', base_url=url, progress=False)
+    assert not list((tmp_path/'sst').iterdir())
