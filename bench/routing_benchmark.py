@@ -7,10 +7,10 @@ configuration alone), plus a check that both give the same outputs and gradients
     python bench/routing_benchmark.py --shapes sst    # one shape
     python bench/routing_benchmark.py --out bench/results/routing_cpu.md
 
-Peak memory: on the CPU, the growth of the process's peak resident set over the warm-up and measured steps (inputs
-and parameters already allocated); on a GPU, torch.cuda.max_memory_allocated during the steps.
+Peak memory: on the CPU, the peak resident set over the warm-up and measured steps less the resident set before
+them (inputs and parameters already allocated; Linux /proc); on a GPU, torch.cuda.max_memory_allocated during the steps.
 """
-import argparse, json, os, platform, resource, statistics, subprocess, sys, time
+import argparse, json, os, platform, statistics, subprocess, sys, time
 import torch
 from capsule_routing.routing import Routing, route_by_the_equations
 
@@ -20,8 +20,9 @@ SHAPES = {  # name: (batch, n_inp, n_out, d_cov, d_inp, d_out, n_inp_fixed)
     'sst_1':       (20, 925, 64, 1, 64, 2, False),   # 25 tokens x 37 depths -> 64 parts
 }
 
-def make(shape, device, seed=0):
+def make(shape, device, seed=0, batch=None):
     b, n_inp, n_out, c, d, h, fixed = SHAPES[shape]
+    b = batch or b
     torch.manual_seed(seed)
     layer = Routing(c, d, h, n_inp=n_inp if fixed else -1, n_out=n_out).to(device)
     with torch.no_grad():   # nonzero betas and biases, so every term of the algorithm matters
@@ -37,27 +38,37 @@ def step(impl, layer, a_inp, mu_inp):
     loss.backward()
     return out
 
+def _status_kib(field):
+    for line in open('/proc/self/status'):
+        if line.startswith(field + ':'): return int(line.split()[1])
+
+def reset_peak_rss():
+    "Reset the process's peak resident set (Linux: write 5 to /proc/self/clear_refs); return the current one, bytes"
+    with open('/proc/self/clear_refs', 'w') as f: f.write('5')
+    return _status_kib('VmRSS') * 1024
+
+def peak_rss(): return _status_kib('VmHWM') * 1024
+
 def measure(impl, shape, device, repeats):
     "Runs in a child process: median seconds of forward+backward, and peak memory in MiB"
     layer, a_inp, mu_inp = make(shape, device)
     sync = torch.cuda.synchronize if device == 'cuda' else (lambda: None)
     if device == 'cuda': torch.cuda.reset_peak_memory_stats(); base = torch.cuda.memory_allocated()
-    else: base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss   # inputs and parameters already allocated
+    else: base = reset_peak_rss()                                  # inputs and parameters already allocated
     step(impl, layer, a_inp, mu_inp); sync()                       # warm-up
     times = []
     for _ in range(repeats):
         for t in (a_inp, mu_inp, *layer.parameters()): t.grad = None
         sync(); t0 = time.perf_counter(); step(impl, layer, a_inp, mu_inp); sync(); times.append(time.perf_counter() - t0)
-    peak = (torch.cuda.max_memory_allocated() - base) / 2**20 if device == 'cuda' else \
-           (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024
+    peak = (torch.cuda.max_memory_allocated() - base) / 2**20 if device == 'cuda' else (peak_rss() - base) / 2**20
     return dict(seconds=statistics.median(times), peak_mib=peak)
 
 def agreement(shape, device):
-    "Largest relative difference between the two implementations, over outputs and all gradients, in float64"
+    "Largest relative difference between the two implementations, over outputs and all gradients, in float64 (batch 4)"
     worst = 0.
     results = []
     for impl in ('Routing', 'literal'):
-        layer, a_inp, mu_inp = make(shape, device)
+        layer, a_inp, mu_inp = make(shape, device, batch=4)
         layer.double(); a_inp, mu_inp = [t.detach().double().requires_grad_() for t in (a_inp, mu_inp)]
         out = step(impl, layer, a_inp, mu_inp)
         results.append([o.detach() for o in out] + [a_inp.grad, mu_inp.grad] + [p.grad for p in layer.parameters()])
@@ -68,7 +79,8 @@ def child(args):
     print(json.dumps(measure(args.child_impl, args.child_shape, args.device, args.repeats)))
 
 def run_child(impl, shape, device, repeats):
-    cmd = [sys.executable, __file__, '--child-impl', impl, '--child-shape', shape, '--device', device, '--repeats', str(repeats)]
+    cmd = [sys.executable, __file__, '--child-impl', impl, '--child-shape', shape, '--device', device, '--repeats', str(repeats),
+           '--threads', str(torch.get_num_threads())]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
     return json.loads(out)
 
@@ -77,14 +89,16 @@ def main():
     p.add_argument('--shapes', nargs='*', default=list(SHAPES), choices=list(SHAPES))
     p.add_argument('--devices', nargs='*', default=['cpu'] + (['cuda'] if torch.cuda.is_available() else []))
     p.add_argument('--repeats', type=int, default=3)
+    p.add_argument('--threads', type=int, default=None, help='torch threads (default: torch\'s choice)')
     p.add_argument('--out', help='also write the markdown table to this file')
     p.add_argument('--child-impl'); p.add_argument('--child-shape'); p.add_argument('--device', default='cpu')
     args = p.parse_args()
+    if args.threads: torch.set_num_threads(args.threads)
     if args.child_impl: return child(args)
     threads = torch.get_num_threads()
     lines = [f"Forward + backward, 3 routing iterations, float32, median of {args.repeats} after a warm-up; "
              f"torch {torch.__version__}, {platform.processor() or platform.machine()}, {threads} threads.", "",
-             "| shape | device | literal s | Routing s | speed-up | literal peak MiB | Routing peak MiB | memory ratio | max rel. difference (float64) |",
+             "| shape | device | literal s | Routing s | speed-up | literal peak MiB | Routing peak MiB | memory ratio | max rel. difference (float64, batch 4) |",
              "|---|---|---|---|---|---|---|---|---|"]
     print('\n'.join(lines), flush=True)
     for device in args.devices:

@@ -4,8 +4,7 @@
 
 # %% ../nbs/05_analysis.ipynb #cf755444
 from __future__ import annotations
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -196,29 +195,35 @@ def _as_groups(trajs) -> dict:
     return {names.pop() if len(names) == 1 and None not in names else '': trajs}
 
 def plot_pose_changes(trajs, # a `PoseTrajectories`, a list of them, or {column title: list of them}
-                      axs=None, # an array of Axes [3, n_groups]; default a new figure
+                      axs=None, # an array of Axes [3*n_blocks, ncols]; default a new figure
+                      ncols:int|None=None, # groups per block of three rows; default all in one block
                       mean_colour:str='darkblue',
                      ):
     "For each group, each pose vector's distance, norm ratio and cosine against the first view, with their mean"
     import matplotlib.pyplot as plt
     groups = _as_groups(trajs)
-    if axs is None:
-        _, axs = plt.subplots(3, len(groups), figsize=(2.6*len(groups) + 0.8, 6.5), squeeze=False, sharex='col')
-    axs = np.asarray(axs).reshape(3, len(groups))
-    for col, (title, group) in enumerate(groups.items()):
+    ncols = len(groups) if ncols is None else max(1, min(ncols, len(groups)))
+    n_blocks = -(-len(groups) // ncols)
+    if axs is None: _, axs = plt.subplots(3*n_blocks, ncols, figsize=(2.6*ncols + 0.8, 6.5*n_blocks), squeeze=False)
+    axs = np.asarray(axs).reshape(3*n_blocks, ncols)
+    for g, (title, group) in enumerate(groups.items()):
         if not group: raise ValueError(f"group {title!r} holds no sequences")
+        block, col = divmod(g, ncols)
         params = group[0].params
         for t in group:
             if not torch.equal(t.params, params): raise ValueError(f"the sequences of group {title!r} have different {t.param_name} values")
         changes = [pose_changes(t.poses) for t in group]
         for row, (measure, label) in enumerate(PLOT_MEASURES.items()):
-            ax = axs[row, col]
+            ax = axs[3*block + row, col]
             curves = torch.cat([c[measure] for c in changes], 1)       # [N, n_sequences*d_cov]
             ax.plot(params.numpy(), curves.numpy(), color='tab:blue', alpha=0.25, lw=0.8)
             ax.plot(params.numpy(), curves.mean(1).numpy(), color=mean_colour, lw=2)
             if col == 0: ax.set_ylabel(label)
             if row == 0: ax.set_title(title, fontsize=9)
             if row == 2: ax.set_xlabel(group[0].param_name)
+    for g in range(len(groups), n_blocks*ncols):                       # the last block's empty places
+        block, col = divmod(g, ncols)
+        for row in range(3): axs[3*block + row, col].axis('off')
     axs[0, 0].figure.tight_layout()
     return axs[0, 0].figure
 
