@@ -91,13 +91,15 @@ def main():
     p.add_argument('--repeats', type=int, default=3)
     p.add_argument('--threads', type=int, default=None, help='torch threads (default: torch\'s choice)')
     p.add_argument('--out', help='also write the markdown table to this file')
+    p.add_argument('--note', default='', help='context to print with the table: when, on what, under what load')
     p.add_argument('--child-impl'); p.add_argument('--child-shape'); p.add_argument('--device', default='cpu')
     args = p.parse_args()
     if args.threads: torch.set_num_threads(args.threads)
     if args.child_impl: return child(args)
     threads = torch.get_num_threads()
     lines = [f"Forward + backward, 3 routing iterations, float32, median of {args.repeats} after a warm-up; "
-             f"torch {torch.__version__}, {platform.processor() or platform.machine()}, {threads} threads.", "",
+             f"torch {torch.__version__}, {platform.processor() or platform.machine()}, {threads} thread{'s' if threads != 1 else ''}."
+             + (f" {args.note}" if args.note else ''), "",
              "| shape | device | literal s | Routing s | speed-up | literal peak MiB | Routing peak MiB | memory ratio | max rel. difference (float64, batch 4) |",
              "|---|---|---|---|---|---|---|---|---|"]
     print('\n'.join(lines), flush=True)
