@@ -97,11 +97,13 @@ def main():
     if args.threads: torch.set_num_threads(args.threads)
     if args.child_impl: return child(args)
     threads = torch.get_num_threads()
-    lines = [f"Forward + backward, 3 routing iterations, float32, median of {args.repeats} after a warm-up; "
+    lines = [f"Forward + backward, 3 routing iterations, float32, median of {args.repeats} after a warm-up "
+             "(shapes: batch x inputs [capsule] -> outputs [capsule], * a variable number of inputs; peak memory growth in MiB; "
+             "last column: largest relative difference of outputs and gradients, float64, batch 4); "
              f"torch {torch.__version__}, {platform.processor() or platform.machine()}, {threads} thread{'s' if threads != 1 else ''}."
              + (f" {args.note}" if args.note else ''), "",
-             "| shape | device | literal s | Routing s | speed-up | literal peak MiB | Routing peak MiB | memory ratio | max rel. difference (float64, batch 4) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| shape | literal s | Routing s | speed-up | literal MiB | Routing MiB | memory | max rel. diff. |",
+             "|---|---|---|---|---|---|---|---|"]
     print('\n'.join(lines), flush=True)
     for device in args.devices:
         dev_name = 'cpu' if device == 'cpu' else torch.cuda.get_device_name()
@@ -109,8 +111,8 @@ def main():
             b, n_inp, n_out, c, d, h, fixed = SHAPES[shape]
             lit, fast = run_child('literal', shape, device, args.repeats), run_child('Routing', shape, device, args.repeats)
             diff = agreement(shape, device)
-            label = f"{shape}: {b} x {n_inp}{'' if fixed else ' (variable)'} x [{c}x{d}] -> {n_out} x [{c}x{h}]"
-            line = (f"| {label} | {dev_name} | {lit['seconds']:.3f} | {fast['seconds']:.3f} | {lit['seconds'] / fast['seconds']:.1f}x | "
+            label = f"{shape} ({dev_name}): {b} x {n_inp}{'' if fixed else '*'} [{c}x{d}] -> {n_out} [{c}x{h}]"
+            line = (f"| {label} | {lit['seconds']:.3f} | {fast['seconds']:.3f} | {lit['seconds'] / fast['seconds']:.1f}x | "
                     f"{lit['peak_mib']:.0f} | {fast['peak_mib']:.0f} | {fast['peak_mib'] / max(lit['peak_mib'], 1e-9):.2f} | {diff:.1e} |")
             lines.append(line); print(line, flush=True)
     if args.out:
