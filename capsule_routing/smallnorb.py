@@ -14,6 +14,7 @@ from urllib.request import Request, urlopen
 import numpy as np
 import torch
 from torch import nn
+from .core import open_maybe_gzip
 
 # %% auto #0
 __all__ = ['NORB_MAGIC', 'NORB_MAGIC_OF', 'SMALLNORB_URL', 'SMALLNORB_PREFIX', 'SMALLNORB_KINDS', 'SMALLNORB_CLASSES',
@@ -69,15 +70,12 @@ def norb_file_size(dtype, shape:tuple) -> int:
     return len(norb_header(dtype, shape)) + int(np.prod(shape, dtype=np.int64))*np.dtype(dtype).itemsize
 
 # %% ../nbs/03_smallnorb.ipynb #a8c655c4
-def _open(path:Path, mode:str):
-    return gzip.open(path, mode) if Path(path).suffix == '.gz' else open(path, mode)
-
 def write_norb_matrix(path, # destination; a `.gz` suffix writes it gzip-compressed
                       array:np.ndarray, # uint8, int16, int32, float32 or float64
                      ) -> Path:
     "Write `array` to `path` in the smallNORB binary-matrix format"
     path, array = Path(path), np.asarray(array)
-    with _open(path, 'wb') as f:
+    with open_maybe_gzip(path, 'wb') as f:
         f.write(norb_header(array.dtype, array.shape))
         f.write(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder('<')).tobytes())  # C order, little-endian
     return path
@@ -88,7 +86,7 @@ def read_norb_matrix(path, # a `.mat` file, or a `.mat.gz`
                     ) -> np.ndarray:
     "The array stored in a smallNORB binary-matrix file, after checking its size against its header"
     path = Path(path)
-    with _open(path, 'rb') as f:
+    with open_maybe_gzip(path, 'rb') as f:
         try: dtype, shape, n_header = read_norb_header(f, str(path))
         except (EOFError, gzip.BadGzipFile, OSError) as e: raise ValueError(f"{path}: unreadable ({e})") from e
         n_data = int(np.prod(shape, dtype=np.int64))*dtype.itemsize

@@ -14,7 +14,7 @@ from fastcore.script import call_parse
 from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
 from torch.utils.data import TensorDataset
-from .core import default_device
+from .core import default_device, open_maybe_gzip
 from .smallnorb import SmallNORBCapsNet, conv_output_size, holdout_instances, load_smallnorb
 
 # %% auto #0
@@ -36,12 +36,10 @@ def idx_header(dtype, shape:tuple) -> bytes:
     return struct.pack(f'>HBB{len(shape)}I', 0, code, len(shape), *shape)
 
 # %% ../nbs/03a_fashion_mnist.ipynb #23da8a81
-def _open(path:Path, mode:str): return gzip.open(path, mode) if Path(path).suffix == '.gz' else open(path, mode)
-
 def write_idx(path, array:np.ndarray) -> Path:
     "Write `array` to `path` as an IDX file (gzip-compressed when the name ends in .gz)"
     path, array = Path(path), np.asarray(array)
-    with _open(path, 'wb') as f:
+    with open_maybe_gzip(path, 'wb') as f:
         f.write(idx_header(array.dtype, array.shape))
         f.write(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder('>')).tobytes())  # C order, big-endian
     return path
@@ -50,7 +48,7 @@ def read_idx(path) -> np.ndarray:
     "The array in an IDX file (plain or .gz), in native byte order, after checking its magic number and size"
     path = Path(path)
     try:
-        with _open(path, 'rb') as f: data = f.read()
+        with open_maybe_gzip(path, 'rb') as f: data = f.read()
     except (EOFError, gzip.BadGzipFile, OSError) as e: raise ValueError(f"{path}: unreadable or truncated ({e})") from e
     if len(data) < 4: raise ValueError(f"{path}: {len(data)} bytes is too short for an IDX header")
     zero, code, ndim = struct.unpack_from('>HBB', data)
