@@ -10,7 +10,7 @@ from torch.autograd.function import once_differentiable
 # %% auto #0
 __all__ = ['INPUT_BLOCK', 'compute_votes', 'symmetry_breaking_bias', 'log_densities', 'e_step', 'd_step', 'm_step',
            'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace', 'SqDistance', 'UseWeightedMoments',
-           'Routing', 'forward', 'trace', 'routing_from_golden_config']
+           'VotesGrad', 'Routing', 'SharedVotes', 'forward', 'trace', 'routing_from_golden_config']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -119,14 +119,23 @@ def sum_over_inputs(x:torch.Tensor, block:int) -> torch.Tensor:
 
 # %% ../nbs/01_routing.ipynb #24dc83e6
 class Workspace:
-    "One reusable vote-sized buffer, freed when the last backward pass that needs it is done"
-    def __init__(self): self.buf, self.users = None, 0
+    "Vote-sized scratch and the votes' gradient, shared by every step of one routing call"
+    def __init__(self): self.buf, self.grad, self.users, self.returns_grad = None, None, 0, False
     def get(self, like):
         if self.buf is None or self.buf.shape != like.shape or self.buf.dtype != like.dtype: self.buf = torch.empty_like(like)
         return self.buf
     def sq_dev(self, V, mu): # (V - mu)^2 in one pass (mse_loss without reduction is exactly that), V [n, k, i], mu [n, k]
         return torch.ops.aten.mse_loss.out(V, mu[:, :, None].expand_as(V), 0, out=self.get(V))
-    def square(self, x): return torch.mul(x, x, out=self.get(x))
+    def dev(self, V, mu): return torch.sub(V, mu[:, :, None], out=self.get(V))
+    def add_grad(self, x, y):
+        "The votes' gradient += x * y (y broadcast)"
+        if self.grad is None: self.grad = torch.mul(x, y)
+        else: self.grad.addcmul_(x, y)
+    def take_grad(self, g):
+        "The votes' gradient summed over its users (plus `g`, any gradient autograd brought), released from the workspace"
+        grad, self.grad = self.grad, None
+        if g is not None: grad = g if grad is None else grad.add_(g)
+        return grad
     def use(self):  self.users += 1; return self
     def done(self):
         self.users -= 1
@@ -137,23 +146,26 @@ class SqDistance(torch.autograd.Function):
     "E-step: $d_{ni} = \\sum_k w_{nk} (V_{nki} - \\mu_{nk})^2$, keeping only V, mu and w for the backward pass"
     @staticmethod
     def forward(ctx, V, mu, w, ws):            # V [n, k, i], mu [n, k], w [n, k]
+        assert ws.returns_grad or not ctx.needs_input_grad[0], "votes that need a gradient must come from VotesGrad or SharedVotes"
         ctx.save_for_backward(V, mu, w); ctx.ws = ws.use()
         return torch.bmm(w[:, None, :], ws.sq_dev(V, mu)).squeeze(1)               # [n, i]
     @staticmethod
     @once_differentiable
     def backward(ctx, g):                      # g [n, i]
         V, mu, w = ctx.saved_tensors
-        grad_V = V - mu[:, :, None]                                                  # deviations, in the buffer that becomes the gradient
-        grad_w = torch.bmm(ctx.ws.square(grad_V), g[:, :, None]).squeeze(-1)        # [n, k]
+        grad_w = torch.bmm(ctx.ws.sq_dev(V, mu), g[:, :, None]).squeeze(-1)          # [n, k]
+        delta_g = ctx.ws.dev(V, mu).mul_(g[:, None, :])                              # [n, k, i]
+        grad_mu = -2 * w * delta_g.sum(-1)                                           # [n, k]
+        if ctx.needs_input_grad[0]: ctx.ws.add_grad(delta_g, (2 * w)[:, :, None])    # dL/dV = 2 w delta g, summed in place
         ctx.ws.done()
-        grad_V.mul_((2 * w)[:, :, None]).mul_(g[:, None, :])                         # [n, k, i]
-        return grad_V, -grad_V.sum(-1), grad_w, None
+        return None, grad_mu, grad_w, None
 
 # %% ../nbs/01_routing.ipynb #772ea036
 class UseWeightedMoments(torch.autograd.Function):
     "M-step: means and variances of the votes weighted by the data used, keeping only V and small tensors for backward"
     @staticmethod
     def forward(ctx, V, D, used, eps, ws, block):  # V [n, k, i], D [n, i], used [n, 1] = sum_i D + eps
+        assert ws.returns_grad or not ctx.needs_input_grad[0], "votes that need a gradient must come from VotesGrad or SharedVotes"
         m = sum_over_inputs(torch.mul(V, D[:, None, :], out=ws.get(V)), block)        # [n, k]
         mu = m / used
         s = sum_over_inputs(ws.sq_dev(V, mu).mul_(D[:, None, :]), block)              # [n, k]
@@ -167,11 +179,23 @@ class UseWeightedMoments(torch.autograd.Function):
         g_mu = g_mu - 2 * ctx.eps * g_s * mu
         g_m = g_mu / used
         grad_used = -(g_sig2 * s).sum(-1, keepdim=True) / used**2 - (g_mu * mu).sum(-1, keepdim=True) / used
-        grad_V = V - mu[:, :, None]                                                   # deviations, in the buffer that becomes the gradient
-        grad_D = (torch.bmm(g_m[:, None, :], V) + torch.bmm(g_s[:, None, :], ctx.ws.square(grad_V))).squeeze(1)   # [n, i]
+        grad_D = (torch.bmm(g_m[:, None, :], V) + torch.bmm(g_s[:, None, :], ctx.ws.sq_dev(V, mu))).squeeze(1)   # [n, i]
+        if ctx.needs_input_grad[0]:                # dL/dV = D (g_m + 2 g_s delta), summed in place
+            g_delta = torch.addcmul(g_m[:, :, None], ctx.ws.dev(V, mu), (2 * g_s)[:, :, None], out=ctx.ws.get(V))   # [n, k, i]
+            ctx.ws.add_grad(g_delta, D[:, None, :])
         ctx.ws.done()
-        grad_V.mul_((2 * g_s)[:, :, None]).add_(g_m[:, :, None]).mul_(D[:, None, :])   # [n, k, i]
-        return grad_V, grad_D, grad_used, None, None, None
+        return None, grad_D, grad_used, None, None, None
+
+# %% ../nbs/01_routing.ipynb #a41dbe6a
+class VotesGrad(torch.autograd.Function):
+    "Identity on the votes; backward returns the gradient the routing steps summed in the workspace"
+    @staticmethod
+    def forward(ctx, V, ws):
+        ctx.ws, ws.returns_grad = ws, True; ctx.set_materialize_grads(False)    # no vote-sized zeros when autograd brings no gradient
+        return V.view_as(V)
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g): return ctx.ws.take_grad(g), None
 
 # %% ../nbs/01_routing.ipynb #026b9b7f
 class Routing(nn.Module):
@@ -252,21 +276,59 @@ def _remove_masked_nonfinite(self:Routing, a, mu):
 Routing._remove_masked_nonfinite = _remove_masked_nonfinite
 
 # %% ../nbs/01_routing.ipynb #e89c199b
-def _votes(self:Routing, mu, n_out):
-    "mu [b, i, c, d] -> V [j, b, c*h, i], contiguous"
+class SharedVotes(torch.autograd.Function):
+    "Votes of weights shared over inputs, $V_{jbchi} = \\sum_d W_{jdh} \\mu_{bcdi} + B_{jch}$, written into place"
+    @staticmethod
+    def forward(ctx, mu_t, Wt, bias, ws):      # mu_t [b, c, d, i], Wt [j or 1, h, d] (1: shared over outputs too), bias [j, c, h]
+        (b, c, d, i), (j, _, h) = mu_t.shape, bias.shape
+        mu_bc = mu_t.view(b*c, d, i)                                                   # [b*c, d, i]
+        if d > h and len(Wt) > 1:   # wide inputs (SST: d=64, h=2): one product for all outputs, then one copy into place
+            x = (Wt.reshape(j*h, d) @ mu_t.permute(2, 0, 1, 3).reshape(d, b*c*i)).view(j, h, b, c, i)   # [j, h, b, c, i]
+            V = torch.add(x.permute(0, 2, 3, 1, 4), bias[:, None, :, :, None], out=mu_t.new_empty(j, b, c, h, i))   # [j, b, c, h, i]
+        else:                       # narrow inputs (smallNORB: d=h=4): one output at a time, straight into place
+            V = mu_t.new_empty(j, b, c, h, i)
+            shared = torch.bmm(Wt[0].expand(b*c, h, d), mu_bc).view(b, c, h, i) if len(Wt) == 1 else None
+            for jj in range(j):
+                if shared is None: torch.bmm(Wt[jj].expand(b*c, h, d), mu_bc, out=V[jj].view(b*c, h, i)).add_(bias[jj].repeat(b, 1)[:, :, None])
+                else: torch.add(shared, bias[jj][None, :, :, None], out=V[jj])   # [b, c, h, i]
+        ctx.save_for_backward(mu_t, Wt); ctx.ws, ws.returns_grad = ws, True; ctx.set_materialize_grads(False)
+        return V.view(j*b, c*h, i)                                                     # [n, k, i]
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        G = ctx.ws.take_grad(g)
+        if G is None: return None, None, None, None
+        mu_t, Wt = ctx.saved_tensors
+        (b, c, d, i), j, h = mu_t.shape, G.shape[0] // mu_t.shape[0], Wt.shape[1]
+        G = G.view(j, b, c, h, i)
+        mu_bc = mu_t.view(b*c, d, i)
+        grad_bias = G.sum((1, 4))                                                      # [j, c, h]
+        if len(Wt) == 1: G, j = G.sum(0, keepdim=True), 1                            # [1, b, c, h, i]
+        if d > h and j > 1:   # wide inputs (SST: d=64, h=2): one product over all outputs, as in the forward pass
+            G_t = G.permute(0, 3, 1, 2, 4).reshape(j*h, b*c*i)                         # [j*h, b*c*i]
+            mu_flat = mu_t.permute(2, 0, 1, 3).reshape(d, b*c*i)                       # [d, b*c*i]
+            grad_Wt = (G_t @ mu_flat.t()).view(j, h, d)
+            grad_mu = (Wt.reshape(j*h, d).t() @ G_t).view(d, b, c, i).permute(1, 2, 0, 3).reshape(b*c, d, i) if ctx.needs_input_grad[0] else None
+        else:                 # otherwise one output at a time, while its gradient is in cache, and no copy of G
+            grad_mu, grad_Wt = torch.zeros_like(mu_bc) if ctx.needs_input_grad[0] else None, torch.empty_like(Wt)
+            for jj in range(j):
+                G_j = G[jj].view(b*c, h, i)
+                grad_Wt[jj] = torch.bmm(G_j, mu_bc.transpose(1, 2)).sum(0)            # [h, d]
+                if ctx.needs_input_grad[0]: grad_mu.baddbmm_(Wt[jj].t().expand(b*c, d, h), G_j)   # [b*c, d, i]
+        return None if grad_mu is None else grad_mu.view(b, c, d, i), grad_Wt, grad_bias, None
+
+# %% ../nbs/01_routing.ipynb #abdc35fe
+def _votes(self:Routing, mu, n_out, ws):
+    "mu [b, i, c, d] -> V [n=(j, b), k=(c, h), i], contiguous"
     b, i, c, d = mu.shape
     h, W, B = self.d_out, self.W, self.B
-    if self.n_inp != -1:    # W [i, j, d, h], B [i, j, c, h]
+    if self.n_inp != -1:    # W [i, j, d, h], B [i, j, c, h]: small layers, one einsum is plenty
         V = torch.einsum('bicd,ijdh->jbchi', mu, W) + B.permute(1, 2, 3, 0)[:, None]                   # [j, b, c, h, i]
-    else:
-        mu_t = mu.permute(3, 0, 2, 1).reshape(d, b*c*i)                                                # [d, b*c*i]
-        if self.n_out != -1:    # W [1, j, d, h], B [1, j, c, h]: shared over inputs
-            x = (W[0].transpose(1, 2).reshape(n_out*h, d) @ mu_t).view(n_out, h, b, c, i)              # [j, h, b, c, i]
-            V = x.permute(0, 2, 3, 1, 4).contiguous().add_(B[0][:, None, :, :, None])                  # [j, b, c, h, i]
-        else:                   # W [1, 1, d, h], B [1, 1, c, h]: shared over inputs and outputs
-            x = (W[0, 0].t() @ mu_t).view(1, h, b, c, i).permute(0, 2, 3, 1, 4)                       # [1, b, c, h, i]
-            V = x + (B[0, 0] + symmetry_breaking_bias(self.B_brk, n_out))[:, None, :, :, None]          # [j, b, c, h, i]
-    return V.contiguous().view(n_out, b, c*h, i)
+        return VotesGrad.apply(V.reshape(n_out*b, c*h, i), ws)
+    mu_t = mu.permute(0, 2, 3, 1).contiguous()                                                         # [b, c, d, i]
+    if self.n_out != -1: Wt, bias = W[0].transpose(1, 2), B[0]                                         # [j, h, d], [j, c, h]
+    else: Wt, bias = W[0, 0].t()[None], B[0, 0] + symmetry_breaking_bias(self.B_brk, n_out)            # [1, h, d], [j, c, h]
+    return SharedVotes.apply(mu_t, Wt, bias, ws)
 
 Routing._votes = _votes
 
@@ -291,8 +353,8 @@ def forward(self:Routing,
         a = F.pad(a, (0, n_inp - n_given), value=float('-inf'))                # [b, i_padded]
         mu = F.pad(mu, (0, 0, 0, 0, 0, n_inp - n_given))                        # [b, i_padded, c, d]
     b = a.shape[0]
-    V = self._votes(mu, n_out).view(n_out * b, c * h, n_inp)                    # [n, k, i]
     ws = Workspace()
+    V = self._votes(mu, n_out, ws)                                             # [n, k, i]
     f_a = torch.sigmoid(a)                                                     # [b, i]
     beta_use = self.beta_use.t()[:, None]                                      # [j or 1, 1, i or 1]
     beta_ign = beta_use if self.single_beta else self.beta_ign.t()[:, None]
