@@ -206,9 +206,11 @@ def smallnorb_dataloaders(data, # folder with the smallNORB files (see `capsule_
 
 # %% ../nbs/03a_fashion_mnist.ipynb #042bcacd
 def fashion_mnist_capsnet(n_iters:int=3, # routing iterations
+                          n_parts:int=64, # capsule types from the stem, and capsules of the first routing (the paper: 64)
+                          width:int=64, # channels of the convolutions (the paper: 64)
                          ) -> SmallNORBCapsNet:
     "The smallNORB architecture sized for 28x28 gray images and 10 classes: 1 channel + coordinates, padded convolutions"
-    return SmallNORBCapsNet(n_channels=1, n_classes=10, padding=1, n_iters=n_iters)
+    return SmallNORBCapsNet(n_channels=1, n_classes=10, padding=1, n_iters=n_iters, n_parts=n_parts, width=width)
 
 # %% ../nbs/03a_fashion_mnist.ipynb #a8ab22aa
 @call_parse
@@ -224,10 +226,13 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
                        seed:int=0, # random seed
                        cpu:bool=False, # train on the CPU even when a GPU is present
                        quiet:bool=False, # one plain line per epoch
+                       n_parts:int=64, # capsules of the first routing (the paper: 64; 16 trains about 8x faster on a CPU)
+                       n_iters:int=3, # routing iterations (the paper: 3)
+                       width:int=64, # channels of the convolutions (the paper: 64)
                       ) -> dict:
     "Train and evaluate the 28x28 capsule network on Fashion-MNIST with the paper's regime"
     from capsule_routing.training import train_main
     dls_fn = lambda data, bs, device: fashion_mnist_dataloaders(data, bs, device, n_valid_per_class=n_valid_per_class, seed=seed)
-    return train_main(dls_fn, lambda dls: fashion_mnist_capsnet(), data=data, epochs=epochs, bs=bs, lr_max=lr_max,
+    return train_main(dls_fn, lambda dls: fashion_mnist_capsnet(n_iters=n_iters, n_parts=n_parts, width=width), data=data, epochs=epochs, bs=bs, lr_max=lr_max,
                       lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
                       learner_kwargs=dict(pad=pad))
