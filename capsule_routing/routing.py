@@ -136,7 +136,14 @@ class Workspace:
         grad, self.grad = self.grad, None
         if g is not None: grad = g if grad is None else grad.add_(g)
         return grad
-    def use(self):  self.users += 1; return self
+    def hand_back_grad(self, ctx):
+        "Make `ctx`'s node the one that hands the summed gradient to autograd (`VotesGrad`, `SharedVotes`)"
+        ctx.ws, self.returns_grad = self, True
+        ctx.set_materialize_grads(False)    # no vote-sized zeros when autograd brings no gradient
+    def use(self, needs_votes_grad:bool):
+        "Register a step that reads the votes (and will add to their gradient when they need one)"
+        assert self.returns_grad or not needs_votes_grad, "votes that need a gradient must come from VotesGrad or SharedVotes"
+        self.users += 1; return self
     def done(self):
         self.users -= 1
         if self.users <= 0: self.buf = None
@@ -146,8 +153,7 @@ class SqDistance(torch.autograd.Function):
     "E-step: $d_{ni} = \\sum_k w_{nk} (V_{nki} - \\mu_{nk})^2$, keeping only V, mu and w for the backward pass"
     @staticmethod
     def forward(ctx, V, mu, w, ws):            # V [n, k, i], mu [n, k], w [n, k]
-        assert ws.returns_grad or not ctx.needs_input_grad[0], "votes that need a gradient must come from VotesGrad or SharedVotes"
-        ctx.save_for_backward(V, mu, w); ctx.ws = ws.use()
+        ctx.save_for_backward(V, mu, w); ctx.ws = ws.use(ctx.needs_input_grad[0])
         return torch.bmm(w[:, None, :], ws.sq_dev(V, mu)).squeeze(1)               # [n, i]
     @staticmethod
     @once_differentiable
@@ -165,11 +171,11 @@ class UseWeightedMoments(torch.autograd.Function):
     "M-step: means and variances of the votes weighted by the data used, keeping only V and small tensors for backward"
     @staticmethod
     def forward(ctx, V, D, used, eps, ws, block):  # V [n, k, i], D [n, i], used [n, 1] = sum_i D + eps
-        assert ws.returns_grad or not ctx.needs_input_grad[0], "votes that need a gradient must come from VotesGrad or SharedVotes"
+        ctx.ws = ws.use(ctx.needs_input_grad[0])
         m = sum_over_inputs(torch.mul(V, D[:, None, :], out=ws.get(V)), block)        # [n, k]
         mu = m / used
         s = sum_over_inputs(ws.sq_dev(V, mu).mul_(D[:, None, :]), block)              # [n, k]
-        ctx.save_for_backward(V, D, used, mu, s); ctx.eps, ctx.ws = eps, ws.use()
+        ctx.save_for_backward(V, D, used, mu, s); ctx.eps = eps
         return mu, s / used + eps
     @staticmethod
     @once_differentiable
@@ -191,7 +197,7 @@ class VotesGrad(torch.autograd.Function):
     "Identity on the votes; backward returns the gradient the routing steps summed in the workspace"
     @staticmethod
     def forward(ctx, V, ws):
-        ctx.ws, ws.returns_grad = ws, True; ctx.set_materialize_grads(False)    # no vote-sized zeros when autograd brings no gradient
+        ws.hand_back_grad(ctx)
         return V.view_as(V)
     @staticmethod
     @once_differentiable
@@ -291,7 +297,7 @@ class SharedVotes(torch.autograd.Function):
             for jj in range(j):
                 if shared is None: torch.bmm(Wt[jj].expand(b*c, h, d), mu_bc, out=V[jj].view(b*c, h, i)).add_(bias[jj].repeat(b, 1)[:, :, None])
                 else: torch.add(shared, bias[jj][None, :, :, None], out=V[jj])   # [b, c, h, i]
-        ctx.save_for_backward(mu_t, Wt); ctx.ws, ws.returns_grad = ws, True; ctx.set_materialize_grads(False)
+        ctx.save_for_backward(mu_t, Wt); ws.hand_back_grad(ctx)
         return V.view(j*b, c*h, i)                                                     # [n, k, i]
     @staticmethod
     @once_differentiable

@@ -13,13 +13,13 @@ import torch.nn.functional as F
 import matplotlib.pyplot as plt
 from fastcore.script import anno_parser
 from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS
-from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, embed_to_cache, CachedEmbeddings, pad_collate
+from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, embed_to_cache, CachedEmbeddings, EmbeddingsDL
 from .training import load_checkpoint, atomic_save, CKPT_FORMAT
 
 # %% auto #0
-__all__ = ['RUN_FILES', 'SETUP', 'run_settings', 'class_names', 'sst_model_from_state_dict', 'load_run_model', 'predict_cached',
-           'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results', 'sst_analysis_cli', 'read_runs',
-           'transformer_label', 'runs_table', 'summary_table', 'read_histories', 'plot_validation_curves',
+__all__ = ['RUN_FILES', 'SETUP', 'run_settings', 'transformer_label', 'class_names', 'sst_model_from_state_dict',
+           'load_run_model', 'predict_cached', 'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results',
+           'sst_analysis_cli', 'read_runs', 'runs_table', 'summary_table', 'read_histories', 'plot_validation_curves',
            'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing', 'embed_texts', 'relative_use',
            'plot_token_depth', 'plot_token_class']
 
@@ -30,6 +30,12 @@ def run_settings(run:str|Path, # a run folder holding results.json
     path = Path(run)/'results.json'
     if not path.exists(): raise FileNotFoundError(f"{path} does not exist: is the run finished?")
     return json.loads(path.read_text())
+
+def transformer_label(name:str, # a hub name or a local folder
+                     ) -> str:
+    "A short name for a transformer: the folder's name (its parent's, for a folder called `model`)"
+    p = Path(name)
+    return p.parent.name if p.name == 'model' else p.name
 
 def class_names(task:str) -> list[str]:
     "The label names of `task`, in class order"
@@ -66,12 +72,11 @@ def predict_cached(model:SSTCapsNet, # eval-mode model
                   ) -> pd.DataFrame:
     "One row per item, in item order: `index` (text in the cache), `target`, `predicted`, `p0`, `p1`, ... (probabilities)"
     ds = CachedEmbeddings(cache, labels, idxs)
-    order = np.argsort(-ds.lengths, kind='stable')          # the order of EmbeddingsDL without shuffling
+    dl = EmbeddingsDL(ds, bs=bs)                                     # training's test loader: longest first, not shuffled
+    order = np.array(dl.get_idxs())                                  # item of each row of the batches, in turn
     scores = np.empty((len(ds), model.n_classes), dtype=np.float32)
-    for start in range(0, len(order), bs):
-        batch = order[start:start+bs]
-        mask, embs, _ = pad_collate([ds[int(i)] for i in batch])      # [b, n], [b, n, L, D]
-        scores[batch] = model(mask, embs)[0].float().numpy()          # a_out [b, n_classes]
+    for start, (mask, embs, _) in zip(range(0, len(ds), bs), dl):   # [b, n], [b, n, L, D]
+        scores[order[start:start+bs]] = model(mask, embs)[0].float().numpy()   # a_out [b, n_classes]
     probs = torch.softmax(torch.from_numpy(scores), dim=-1).numpy()
     df = pd.DataFrame(dict(index=ds.idxs, target=ds.labels, predicted=scores.argmax(1)))
     for c in range(model.n_classes): df[f'p{c}'] = probs[:, c]
@@ -140,13 +145,13 @@ def cache_summary(data:str|Path, # SST tree files
 def collect_sst_results(runs:str='runs', # folder of run folders
                         dest:str='results/sst', # the committed results folder
                         pattern:str='sst*_minilm_e3_s*', # which run folders
-                        baseline:str='runs/baseline_minilm.json', # the baseline's results (copied when it exists)
+                        baseline:str='runs/baseline_minilm.json', # the baseline's results (copied under its own name when it exists)
                         weights_seed:int=0, # runs of this seed also get `model.pt`
                         cache_dir:str=None, # parent folder of the embedding caches
                        ) -> list[dict]:
     "Test predictions and the small files of every finished run, the baseline, test sentences and cache sizes, into `dest`"
     torch.set_num_threads(1)
-    dest, done, cfg = Path(dest), [], None
+    dest, done, data_of = Path(dest), [], {}   # data_of: transformer -> SST folder of its runs
     dest.mkdir(parents=True, exist_ok=True)
     for run in sorted(p for p in Path(runs).glob(pattern) if p.is_dir()):
         # train_sst completes results.json (task, wall time) after train_main first writes it: finished means complete
@@ -158,13 +163,14 @@ def collect_sst_results(runs:str='runs', # folder of run folders
             raise ValueError(f"{run.name}: predictions give test accuracy {res['accuracy']}, results.json {res['recorded_accuracy']}")
         collect_run(run, dest, weights=cfg['seed'] == weights_seed)
         print(f"{run.name}: test accuracy {res['accuracy']:.6f} (results.json {res['recorded_accuracy']:.6f}), {res['n']} sentences")
-        done.append(res)
-    if Path(baseline).exists(): shutil.copyfile(baseline, dest/'baseline_minilm.json')
-    if cfg is not None:
-        texts, labels = load_sst(cfg['data'], train='roots')['test']
+        done.append(res); data_of[cfg['transformer']] = cfg['data']
+    if Path(baseline).exists(): shutil.copyfile(baseline, dest/Path(baseline).name)
+    for transformer, data in data_of.items():   # one cache summary per transformer, so collecting one never overwrites another's
+        caches = cache_summary(data, transformer, cache_dir)
+        (dest/f'embedding_caches_{transformer_label(transformer)}.json').write_text(json.dumps(dict(transformer=transformer, caches=caches), indent=1))
+    if data_of:
+        texts, labels = load_sst(next(iter(data_of.values())), train='roots')['test']
         pd.DataFrame(dict(index=range(len(texts)), label=labels, text=texts)).to_csv(dest/'test_sentences.csv', index=False)
-        caches = cache_summary(cfg['data'], cfg['transformer'], cache_dir)
-        (dest/'embedding_caches.json').write_text(json.dumps(dict(transformer=cfg['transformer'], caches=caches), indent=1))
     return done
 
 # %% ../nbs/04b_sst_results.ipynb #cb3e76ef
@@ -188,12 +194,6 @@ def read_runs(folder:str|Path, # a results folder of run folders
              ) -> dict[str, dict]:
     "`run name -> results.json` of every run folder in `folder`"
     return {p.parent.name: json.loads(p.read_text()) for p in sorted(Path(folder).glob('*/results.json'))}
-
-def transformer_label(name:str, # a hub name or a local folder
-                     ) -> str:
-    "A short name for a transformer: the folder's name (its parent's, for a folder called `model`)"
-    p = Path(name)
-    return p.parent.name if p.name == 'model' else p.name
 
 SETUP = ['task', 'transformer', 'train', 'epochs']   # what a run's settings are, apart from its seed
 
