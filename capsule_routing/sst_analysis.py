@@ -17,11 +17,11 @@ from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, embed_to_
 from .training import load_checkpoint, atomic_save, CKPT_FORMAT
 
 # %% auto #0
-__all__ = ['RUN_FILES', 'SETUP', 'run_settings', 'transformer_label', 'class_names', 'sst_model_from_state_dict',
-           'load_run_model', 'predict_cached', 'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results',
-           'sst_analysis_cli', 'read_runs', 'runs_table', 'summary_table', 'read_histories', 'plot_validation_curves',
-           'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing', 'embed_texts', 'relative_use',
-           'plot_token_depth', 'plot_token_class']
+__all__ = ['RUN_FILES', 'OPTIONAL_RUN_FILES', 'SETUP', 'run_settings', 'transformer_label', 'class_names',
+           'sst_model_from_state_dict', 'load_run_model', 'predict_cached', 'predict_run', 'collect_run',
+           'cache_summary', 'collect_sst_results', 'sst_analysis_cli', 'read_runs', 'runs_table', 'summary_table',
+           'sst2_from_sst5', 'read_histories', 'plot_validation_curves', 'confusion_counts', 'plot_confusion',
+           'routing_shares', 'sst_routing', 'embed_texts', 'relative_use', 'plot_token_depth', 'plot_token_class']
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
 def run_settings(run:str|Path, # a run folder holding results.json
@@ -109,6 +109,7 @@ def predict_run(run:str|Path, # a finished run folder (results.json, best.pth)
 
 # %% ../nbs/04b_sst_results.ipynb #02ad5189
 RUN_FILES = ('results.json', 'history.csv', 'test_predictions.csv')
+OPTIONAL_RUN_FILES = ('dev_predictions.csv',)
 
 def collect_run(run:str|Path, # a finished run folder with its test predictions written
                 dest:str|Path, # the results folder: files go to `dest/<run name>/`
@@ -120,7 +121,7 @@ def collect_run(run:str|Path, # a finished run folder with its test predictions 
     if missing: raise FileNotFoundError(f"{run} lacks {missing} (test predictions: `python -m capsule_routing.sst_analysis predict {run}`)")
     out = Path(dest)/run.name
     out.mkdir(parents=True, exist_ok=True)
-    for f in RUN_FILES: shutil.copyfile(run/f, out/f)
+    for f in RUN_FILES + tuple(f for f in OPTIONAL_RUN_FILES if (run/f).exists()): shutil.copyfile(run/f, out/f)
     if weights: atomic_save(load_checkpoint(run/'best.pth')['model'], out/'model.pt')
     return out
 
@@ -148,8 +149,9 @@ def collect_sst_results(runs:str='runs', # folder of run folders
                         baseline:str='runs/baseline_minilm.json', # the baseline's results (copied under its own name when it exists)
                         weights_seed:int=0, # runs of this seed also get `model.pt`
                         cache_dir:str=None, # parent folder of the embedding caches
+                        dev:bool=True, # also write (and check) the dev predictions
                        ) -> list[dict]:
-    "Test predictions and the small files of every finished run, the baseline, test sentences and cache sizes, into `dest`"
+    "Test (and dev) predictions and the small files of every finished run, the baseline, test sentences and cache sizes, into `dest`"
     torch.set_num_threads(1)
     dest, done, data_of = Path(dest), [], {}   # data_of: transformer -> SST folder of its runs
     dest.mkdir(parents=True, exist_ok=True)
@@ -158,9 +160,10 @@ def collect_sst_results(runs:str='runs', # folder of run folders
         if not (run/'results.json').exists() or 'wall_seconds' not in run_settings(run):
             print(f"{run.name}: not finished, skipped"); continue
         cfg = run_settings(run)
-        res = predict_run(run, cache_dir=cache_dir)
-        if abs(res['accuracy'] - res['recorded_accuracy']) > 1e-6:
-            raise ValueError(f"{run.name}: predictions give test accuracy {res['accuracy']}, results.json {res['recorded_accuracy']}")
+        for split in ('dev', 'test') if dev else ('test',):
+            res = predict_run(run, split, cache_dir=cache_dir)
+            if abs(res['accuracy'] - res['recorded_accuracy']) > 1e-6:
+                raise ValueError(f"{run.name}: predictions give {split} accuracy {res['accuracy']}, results.json {res['recorded_accuracy']}")
         collect_run(run, dest, weights=cfg['seed'] == weights_seed)
         print(f"{run.name}: test accuracy {res['accuracy']:.6f} (results.json {res['recorded_accuracy']:.6f}), {res['n']} sentences")
         done.append(res); data_of[cfg['transformer']] = cfg['data']
@@ -195,27 +198,27 @@ def read_runs(folder:str|Path, # a results folder of run folders
     "`run name -> results.json` of every run folder in `folder`"
     return {p.parent.name: json.loads(p.read_text()) for p in sorted(Path(folder).glob('*/results.json'))}
 
-SETUP = ['task', 'transformer', 'train', 'epochs']   # what a run's settings are, apart from its seed
+SETUP = ['task', 'transformer', 'train', 'epochs', 'lr_max']   # what a run's settings are, apart from its seed
 
 def runs_table(runs:dict[str, dict], # from `read_runs`
               ) -> pd.DataFrame:
-    "One row per run: its setup (task, transformer, training texts, epochs), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
+    "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
     rows = [dict(run=name, task=r['task'], transformer=transformer_label(r['transformer']), train=r.get('train', 'phrases'),
-                 epochs=r['epochs'], seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
+                 epochs=r['epochs'], lr_max=r['lr_max'], seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
                  dev_acc=100 * r['best_valid']['value'], test_acc=100 * r['test']['capsule_accuracy'],
                  n_test=r['test']['n_samples'], wall_min=r['wall_seconds'] / 60) for name, r in runs.items()]
-    return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=[False, True, False, True, True]).reset_index(drop=True)
+    return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=[False, True, False, True, True, True]).reset_index(drop=True)
 
 # %% ../nbs/04b_sst_results.ipynb #06b1a53f
 def summary_table(table:pd.DataFrame, # from `runs_table`
                   baseline:dict|None=None, # `task -> {'dev_acc', 'test_acc', 'C'}` (fractions), from the baseline's json
                   baseline_transformer:str|None=None, # the transformer whose features the baseline used (None: every row's)
                  ) -> pd.DataFrame:
-    "Per setup (task, transformer, training texts, epochs): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
+    "Per setup (task, transformer, training texts, epochs, peak learning rate): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
     rows = []
-    for (task, transformer, train, epochs), g in table.groupby(SETUP, sort=False):
+    for (task, transformer, train, epochs, lr_max), g in table.groupby(SETUP, sort=False):
         k, p = len(g), g.test_acc.mean()
-        row = dict(task=task, transformer=transformer, train=train, epochs=epochs, seeds=k, dev_mean=g.dev_acc.mean(), dev_std=g.dev_acc.std(ddof=1) if k > 1 else np.nan,
+        row = dict(task=task, transformer=transformer, train=train, epochs=epochs, lr_max=lr_max, seeds=k, dev_mean=g.dev_acc.mean(), dev_std=g.dev_acc.std(ddof=1) if k > 1 else np.nan,
                    test_mean=p, test_std=g.test_acc.std(ddof=1) if k > 1 else np.nan,
                    test_se=100 * np.sqrt(p / 100 * (1 - p / 100) / g.n_test.iloc[0]), wall_min_mean=g.wall_min.mean())
         if baseline and task in baseline and baseline_transformer in (None, transformer):
@@ -224,6 +227,17 @@ def summary_table(table:pd.DataFrame, # from `runs_table`
             row['gain_test'] = p - row['baseline_test']
         rows.append(row)
     return pd.DataFrame(rows)
+
+# %% ../nbs/04b_sst_results.ipynb #2524105f
+def sst2_from_sst5(pred:pd.DataFrame, # SST-5 predictions: `index`, `target` (0-4), `p0` ... `p4`
+                  ) -> pd.DataFrame:
+    "SST-2 predictions of an SST-5 head: neutral sentences dropped, each side's probability summed and renormalised"
+    if not {'p0', 'p1', 'p2', 'p3', 'p4'} <= set(pred.columns): raise ValueError("needs SST-5 probabilities p0 ... p4")
+    kept = pred[pred.target != 2]
+    neg, pos = kept.p0 + kept.p1, kept.p3 + kept.p4
+    return pd.DataFrame(dict(index=kept['index'], target=(kept.target > 2).astype(np.int64),
+                             predicted=(pos > neg).astype(np.int64),   # a tie reads negative, as argmax picks the first
+                             p0=neg / (neg + pos), p1=pos / (neg + pos))).reset_index(drop=True)
 
 # %% ../nbs/04b_sst_results.ipynb #5615eb17
 def read_histories(folder:str|Path, # a results folder of run folders

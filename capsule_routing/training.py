@@ -267,6 +267,7 @@ class CheckpointCallback(Callback):
 
     def before_fit(self):
         self.best, self.best_epoch = None, None
+        self.epoch_seconds = []   # wall time of each epoch, training and validation
         for stale in self.ckpt_dir.glob('.*.tmp'): stale.unlink()  # left by a run killed while writing
         ck = self.resume_from
         if ck is None: return
@@ -279,6 +280,7 @@ class CheckpointCallback(Callback):
         self.model.load_state_dict(ck['model'])
         _load_opt_state(self.opt, ck['opt'], device)
         self.best, self.best_epoch = ck['best']['value'], ck['best']['epoch']
+        self.epoch_seconds = list(ck.get('epoch_seconds', [None] * (ck['epoch'] + 1)))   # None: not recorded by an older checkpoint
         rec = self.learn.recorder
         rec.values = [list(v) for v in ck['recorder']['values']]
         rec.lrs, rec.iters = list(ck['recorder']['lrs']), list(ck['recorder']['iters'])
@@ -289,7 +291,10 @@ class CheckpointCallback(Callback):
         self.learn.train_iter = ck['train_iter']
         set_rng_states(ck['rng'], self.dls)  # last: nothing above draws random numbers
 
+    def before_epoch(self): self._epoch_start = time.time()
+
     def after_epoch(self):
+        self.epoch_seconds.append(round(time.time() - self._epoch_start, 1))
         value = self._monitored()
         if value is not None and (self.best is None or self.comp(value, self.best)):
             self.best, self.best_epoch = value, self.epoch
@@ -301,6 +306,7 @@ class CheckpointCallback(Callback):
                      'train_iter': self.learn.train_iter, 'pct_train': float(self.learn.pct_train),
                      'model': self.model.state_dict(), 'opt': _opt_state(self.opt),
                      'best': {'monitor': self.monitor, 'value': self.best, 'epoch': self.best_epoch},
+                     'epoch_seconds': self.epoch_seconds,
                      'recorder': {'metric_names': list(rec.metric_names), 'values': [[_num(v) for v in row] for row in rec.values],
                                   'lrs': [float(v) for v in rec.lrs], 'iters': [int(v) for v in rec.iters],
                                   'losses': torch.stack([torch.as_tensor(v).detach().cpu() for v in rec.losses])
@@ -431,7 +437,7 @@ def evaluate_checkpoint(learn:Learner, # a learner whose model has the checkpoin
                checkpoint=str(path), selected_by=ck.get('monitor'), selection_value=ck.get('value'))
     return res
 
-# %% ../nbs/02_training.ipynb #3c575da5
+# %% ../nbs/02_training.ipynb #ce7b2bad
 def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls, test_dl or None)`
                model_fn:Callable, # `model_fn(dls)` -> model returning `(a_out, mu_out, sig2_out)`
                data:str='data', # folder holding the data set's files
@@ -462,6 +468,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
         test = evaluate_checkpoint(learn, test_dl, out/'best.pth') if test_dl is not None else None
     results = {'epochs': epochs, 'bs': bs, 'lr_max': lr_max, 'lr_min': lr_min, 'seed': seed, 'device': str(device),
                'n_parameters': sum(p.numel() for p in model.parameters()), 'train_seconds_this_process': time.time() - t0,
+               'epoch_seconds': load_checkpoint(out/'last.pth')['epoch_seconds'],   # every epoch, those of interrupted processes included
                'best_valid': learn.best_valid, 'test': test}
     (out/'results.json').write_text(json.dumps(results, indent=2))
     print(json.dumps(results, indent=2))

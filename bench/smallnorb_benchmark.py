@@ -1,0 +1,96 @@
+"""Training speed and memory of the paper's smallNORB model, through the same fastai Learner as real training.
+
+smallNORB-shaped inputs (stereo pairs of 96x96 uint8 pixels, labels 0-4) with random pixel values: a step's time
+does not depend on them. Each training step is the real one: 16-pixel edge padding and a random 96x96 crop on the
+device, MixUp Beta(0.2, 0.2), the forward pass, the loss on softmax(a_out), the backward pass, RAdam, with the
+paper's one-cycle schedule.
+
+    python bench/smallnorb_benchmark.py                        # training steps (GPU if there is one, else CPU)
+    python bench/smallnorb_benchmark.py --epoch                # and one epoch of 24,300 pairs (1,215 steps)
+    python bench/smallnorb_benchmark.py --epoch --out bench/results/smallnorb_gpu.md
+
+Step time: the median over `--steps` measured steps after `--warmup` steps, each timed from the start of its batch
+(crop, MixUp) to the end of the optimizer step, synchronizing the GPU at both ends. Epoch: wall time of one
+`Learner.fit` epoch over `--n_pairs` training pairs, plus the validation of one batch. Peak memory: on a GPU
+torch.cuda.max_memory_allocated over the run (model, optimizer state, data and activations); on the CPU the peak
+resident set of the process. The paper's own code: about 38 ms a step and 6 GiB on an H100 (50 epochs in about
+38 minutes); the project's target is 50 epochs in under 10 minutes.
+"""
+import argparse, platform, statistics, tempfile, time
+from pathlib import Path
+import torch
+from fastai.callback.core import Callback
+from capsule_routing.core import default_device
+from capsule_routing.smallnorb import SmallNORBCapsNet
+from capsule_routing.training import capsule_learner, fit_paper, quiet_learner
+from capsule_routing.vision import tensor_dataloaders
+
+class StepTimer(Callback):
+    "Wall time of each training batch, from before the augmentation callbacks to after the optimizer step"
+    order = -10                                   # before PadCropCallback (-5) and MixUp (0)
+    def __init__(self, sync): self.sync, self.times = sync, []
+    def before_batch(self):
+        if self.training: self.sync(); self.t0 = time.perf_counter()
+    def after_step(self): self.sync(); self.times.append(time.perf_counter() - self.t0)
+
+def random_pairs(n, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randint(0, 256, (n, 2, 96, 96), dtype=torch.uint8, generator=g),   # [n, 2, 96, 96] stereo pairs
+            torch.randint(0, 5, (n,), generator=g))                                   # [n] categories
+
+def peak_memory_mib(device):
+    if device.type == 'cuda': return torch.cuda.max_memory_allocated() / 2**20
+    for line in open('/proc/self/status'):
+        if line.startswith('VmHWM:'): return int(line.split()[1]) / 1024
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument('--device', default=None, help="'cuda' or 'cpu' (default: the GPU if there is one)")
+    p.add_argument('--bs', type=int, default=20)
+    p.add_argument('--warmup', type=int, default=5, help='training steps not timed')
+    p.add_argument('--steps', type=int, default=20, help='training steps timed')
+    p.add_argument('--epoch', action='store_true', help='also time one epoch of --n_pairs pairs')
+    p.add_argument('--n_pairs', type=int, default=24_300, help="training pairs of the epoch (smallNORB's: 24,300)")
+    p.add_argument('--threads', type=int, default=None, help='CPU threads (torch.set_num_threads)')
+    p.add_argument('--out', default=None, help='also write the table (markdown) to this file')
+    args = p.parse_args()
+    if args.threads: torch.set_num_threads(args.threads)
+    device = torch.device(args.device) if args.device else default_device()
+    sync = torch.cuda.synchronize if device.type == 'cuda' else (lambda: None)
+    data_device = device if device.type == 'cuda' else None     # as smallnorb_dataloaders: arrays on the GPU
+
+    def learner(n_train):
+        torch.manual_seed(0)
+        dls = tensor_dataloaders(random_pairs(n_train), random_pairs(args.bs, seed=1), args.bs, device, data_device)
+        return capsule_learner(dls, SmallNORBCapsNet(), pad=16, device=device)
+
+    rows = []
+    if device.type == 'cuda': torch.cuda.reset_peak_memory_stats()
+    n_steps = args.warmup + args.steps
+    learn, timer = learner(n_steps * args.bs), StepTimer(sync)
+    with quiet_learner(learn): fit_paper(learn, 1, ckpt_dir=Path(tempfile.mkdtemp()), show_progress=False, cbs=[timer])
+    assert len(timer.times) == n_steps, (len(timer.times), n_steps)
+    step_ms = [1000 * t for t in timer.times[args.warmup:]]
+    med = statistics.median(step_ms)
+    rows.append(('training step, batch %d' % args.bs, f'{med:.1f} ms (min {min(step_ms):.1f}, max {max(step_ms):.1f}; {args.steps} steps)',
+                 f'{peak_memory_mib(device):,.0f} MiB'))
+    steps_epoch = args.n_pairs // args.bs
+    rows.append((f'50 epochs of {steps_epoch:,} steps at the median step (steps only)', f'{50 * steps_epoch * med / 60000:.1f} min', ''))
+    if args.epoch:
+        if device.type == 'cuda': torch.cuda.reset_peak_memory_stats()
+        learn = learner(args.n_pairs)
+        sync(); t0 = time.perf_counter()
+        with quiet_learner(learn): fit_paper(learn, 1, ckpt_dir=Path(tempfile.mkdtemp()), show_progress=False)
+        sync(); epoch_s = time.perf_counter() - t0
+        rows.append((f'one epoch through the Learner, {args.n_pairs:,} pairs ({steps_epoch:,} steps)', f'{epoch_s:.1f} s',
+                     f'{peak_memory_mib(device):,.0f} MiB'))
+        rows.append((f'50 epochs of {args.n_pairs:,} pairs at that rate', f'{50 * epoch_s / 60:.1f} min', ''))
+    name = torch.cuda.get_device_name() if device.type == 'cuda' else f'{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads'
+    table = '\n'.join([f'smallNORB model ({sum(p.numel() for p in SmallNORBCapsNet().parameters()):,} parameters), '
+                       f'{device.type} ({name}), torch {torch.__version__}', '',
+                       '| measurement | time | peak memory |', '|---|---|---|'] + [f'| {a} | {b} | {c} |' for a, b, c in rows])
+    print(table)
+    if args.out:
+        with open(args.out, 'w') as f: f.write(table + '\n')
+
+if __name__ == '__main__': main()
