@@ -57,6 +57,7 @@ def main():
     if args.threads: torch.set_num_threads(args.threads)
     device = torch.device(args.device) if args.device else default_device()
     sync = torch.cuda.synchronize if device.type == 'cuda' else (lambda: None)
+    if device.type == 'cpu': torch.set_flush_denormal(True)      # as train_main does for CPU training
     data_device = device if device.type == 'cuda' else None     # as smallnorb_dataloaders: arrays on the GPU
 
     def learner(n_train):

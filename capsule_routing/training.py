@@ -457,6 +457,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     out = Path(out)
     set_seed(seed, reproducible=True)
     device = torch.device('cpu') if cpu else default_device()
+    if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
     dls, test_dl = dls_fn(Path(data), bs=bs, device=device)
     model = model_fn(dls)
     learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **(learner_kwargs or {}))
