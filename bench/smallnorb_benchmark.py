@@ -87,7 +87,7 @@ def main():
                      f'{peak_memory_mib(device):,.0f} MiB'))
         rows.append((f'50 epochs of {args.n_pairs:,} pairs at that rate', f'{50 * epoch_s / 60:.1f} min', ''))
     name = torch.cuda.get_device_name() if device.type == 'cuda' else f'{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads'
-    table = '\n'.join([f'smallNORB model ({sum(p.numel() for p in SmallNORBCapsNet().parameters()):,} parameters), '
+    table = '\n'.join([f'smallNORB model ({sum(p.numel() for p in learn.model.parameters()):,} parameters), '
                        f'{device.type} ({name}), torch {torch.__version__}', '',
                        '| measurement | time | peak memory |', '|---|---|---|'] + [f'| {a} | {b} | {c} |' for a, b, c in rows])
     print(table)

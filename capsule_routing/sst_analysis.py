@@ -157,9 +157,9 @@ def collect_sst_results(runs:str='runs', # folder of run folders
     dest.mkdir(parents=True, exist_ok=True)
     for run in sorted(p for p in Path(runs).glob(pattern) if p.is_dir()):
         # train_sst completes results.json (task, wall time) after train_main first writes it: finished means complete
-        if not (run/'results.json').exists() or 'wall_seconds' not in run_settings(run):
+        cfg = run_settings(run) if (run/'results.json').exists() else {}
+        if 'wall_seconds' not in cfg:
             print(f"{run.name}: not finished, skipped"); continue
-        cfg = run_settings(run)
         for split in ('dev', 'test') if dev else ('test',):
             res = predict_run(run, split, cache_dir=cache_dir)
             if abs(res['accuracy'] - res['recorded_accuracy']) > 1e-6:

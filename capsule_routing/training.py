@@ -388,6 +388,7 @@ def fit_paper(learn:Learner, # from `capsule_learner`
             learn.fit(n_epochs, cbs=[sched, ckpt] + list(cbs or []), start_epoch=start)
     finally: learn.loss_func, learn.logger = loss_func, logger
     learn.best_valid = {'monitor': monitor, 'value': ckpt.best, 'epoch': ckpt.best_epoch}
+    learn.epoch_seconds = ckpt.epoch_seconds   # every epoch's wall time, those of interrupted processes included
     return learn
 
 # %% ../nbs/02_training.ipynb #6cbf2f0c
@@ -469,7 +470,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
         test = evaluate_checkpoint(learn, test_dl, out/'best.pth') if test_dl is not None else None
     results = {'epochs': epochs, 'bs': bs, 'lr_max': lr_max, 'lr_min': lr_min, 'seed': seed, 'device': str(device),
                'n_parameters': sum(p.numel() for p in model.parameters()), 'train_seconds_this_process': time.time() - t0,
-               'epoch_seconds': load_checkpoint(out/'last.pth')['epoch_seconds'],   # every epoch, those of interrupted processes included
+               'epoch_seconds': learn.epoch_seconds,
                'best_valid': learn.best_valid, 'test': test}
     (out/'results.json').write_text(json.dumps(results, indent=2))
     print(json.dumps(results, indent=2))
