@@ -4,13 +4,15 @@
 
 # %% ../nbs/01_routing.ipynb #94dfa4a9
 from __future__ import annotations
-import torch, torch.nn as nn, torch.nn.functional as F
+import functools, torch, torch.nn as nn, torch.nn.functional as F
+from typing import Callable
 from torch.autograd.function import once_differentiable
 
 # %% auto #0
 __all__ = ['INPUT_BLOCK', 'compute_votes', 'symmetry_breaking_bias', 'log_densities', 'e_step', 'd_step', 'm_step',
            'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace', 'SqDistance', 'UseWeightedMoments',
-           'VotesGrad', 'Routing', 'SharedVotes', 'forward', 'trace', 'routing_from_golden_config']
+           'VotesGrad', 'Routing', 'votes_in_one_product', 'SharedVotes', 'forward', 'trace', 'compute_votes_unrolled',
+           'compiled_equations', 'routing_from_golden_config']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -88,10 +90,11 @@ def route_by_the_equations(
     B_brk:torch.Tensor|None=None, # only with a variable number of outputs
     n_out:int|None=None,          # only with a variable number of outputs
     trace:list|None=None,         # if a list, one dict of intermediates per iteration is appended to it
+    votes:Callable=compute_votes, # Eq. 1 as a function of (mu_inp, W, B)
 ) -> tuple: # a_out, mu_out, sig2_out, R of the last iteration
     "Algorithm 1 of the paper, one equation per line"
     if B_brk is not None: B = B + symmetry_breaking_bias(B_brk, n_out)
-    V = compute_votes(mu_inp, W, B)
+    V = votes(mu_inp, W, B)
     for it in range(n_iters):
         if it == 0: R = torch.full(V.shape[:-2], 1 / V.shape[-3], dtype=V.dtype, device=V.device)
         else: R = e_step(V, a_out, mu_out, sig2_out, p_model)
@@ -207,6 +210,7 @@ class VotesGrad(torch.autograd.Function):
 class Routing(nn.Module):
     "Route `n_inp` capsules (scores and `d_cov` x `d_inp` poses) to `n_out` capsules (scores, `d_cov` x `d_out` poses and variances)"
     check_finite = True # raise on non-finite poses of inputs that are not masked with a -inf score
+    compile_on_gpu = True # on a GPU, route with `compiled_equations` (TorchInductor) instead of the step-by-step kernels below
     def __init__(self,
         d_cov:int,              # rows of every capsule
         d_inp:int,              # columns of an input capsule
@@ -282,16 +286,21 @@ def _remove_masked_nonfinite(self:Routing, a, mu):
 Routing._remove_masked_nonfinite = _remove_masked_nonfinite
 
 # %% ../nbs/01_routing.ipynb #e89c199b
+def votes_in_one_product(d:int, h:int, n_out:int, device:torch.device) -> bool:
+    "Whether shared-weight votes come from one product for all outputs (then a permuted copy) rather than one per output"
+    return n_out > 1 and (d > h or device.type != 'cpu')
+
+# %% ../nbs/01_routing.ipynb #d2d30a52
 class SharedVotes(torch.autograd.Function):
     "Votes of weights shared over inputs, $V_{jbchi} = \\sum_d W_{jdh} \\mu_{bcdi} + B_{jch}$, written into place"
     @staticmethod
     def forward(ctx, mu_t, Wt, bias, ws):      # mu_t [b, c, d, i], Wt [j or 1, h, d] (1: shared over outputs too), bias [j, c, h]
         (b, c, d, i), (j, _, h) = mu_t.shape, bias.shape
         mu_bc = mu_t.view(b*c, d, i)                                                   # [b*c, d, i]
-        if d > h and len(Wt) > 1:   # wide inputs (SST: d=64, h=2): one product for all outputs, then one copy into place
+        if votes_in_one_product(d, h, len(Wt), mu_t.device):   # one product for all outputs, then one copy into place
             x = (Wt.reshape(j*h, d) @ mu_t.permute(2, 0, 1, 3).reshape(d, b*c*i)).view(j, h, b, c, i)   # [j, h, b, c, i]
             V = torch.add(x.permute(0, 2, 3, 1, 4), bias[:, None, :, :, None], out=mu_t.new_empty(j, b, c, h, i))   # [j, b, c, h, i]
-        else:                       # narrow inputs (smallNORB: d=h=4): one output at a time, straight into place
+        else:                       # on a CPU, narrow inputs (smallNORB: d=h=4): one output at a time, straight into place
             V = mu_t.new_empty(j, b, c, h, i)
             shared = torch.bmm(Wt[0].expand(b*c, h, d), mu_bc).view(b, c, h, i) if len(Wt) == 1 else None
             for jj in range(j):
@@ -310,7 +319,7 @@ class SharedVotes(torch.autograd.Function):
         mu_bc = mu_t.view(b*c, d, i)
         grad_bias = G.sum((1, 4))                                                      # [j, c, h]
         if len(Wt) == 1: G, j = G.sum(0, keepdim=True), 1                            # [1, b, c, h, i]
-        if d > h and j > 1:   # wide inputs (SST: d=64, h=2): one product over all outputs, as in the forward pass
+        if votes_in_one_product(d, h, j, G.device):   # one product over all outputs, as in the forward pass
             G_t = G.permute(0, 3, 1, 2, 4).reshape(j*h, b*c*i)                         # [j*h, b*c*i]
             mu_flat = mu_t.permute(2, 0, 1, 3).reshape(d, b*c*i)                       # [d, b*c*i]
             grad_Wt = (G_t @ mu_flat.t()).view(j, h, d)
@@ -353,6 +362,12 @@ def forward(self:Routing,
     batch_shape, n_given, c, h = a_inp.shape[:-1], a_inp.shape[-1], self.d_cov, self.d_out
     a = a_inp.reshape(-1, n_given).contiguous()                                # [b, i]
     mu = self._remove_masked_nonfinite(a, mu_inp.reshape(-1, n_given, c, self.d_inp).contiguous())  # [b, i, c, d]
+    if self.compile_on_gpu and a.is_cuda:
+        route = route_by_the_equations if torch.compiler.is_compiling() else compiled_equations()   # inside a compiled model: its graph
+        a_out, mu_out, sig2_out, R = route(a, mu, self.W, self.B, self.beta_use, self.beta_use if self.single_beta else self.beta_ign,
+                                           self.n_iters, self.p_model, self.eps, getattr(self, 'B_brk', None), n_out, votes=compute_votes_unrolled)
+        out = (a_out.reshape(*batch_shape, n_out), mu_out.reshape(*batch_shape, n_out, c, h), sig2_out.reshape(*batch_shape, n_out, c, h))
+        return out + ((R.reshape(*batch_shape, n_given, n_out),) if return_R else ())
     block = n_given if self.n_inp != -1 else INPUT_BLOCK
     n_inp = -(-n_given // block) * block                                       # variable inputs: pad to whole blocks
     if n_inp != n_given:
@@ -401,6 +416,19 @@ def trace(self:Routing,
     return steps
 
 Routing.trace = trace
+
+# %% ../nbs/01_routing.ipynb #3eef308a
+def compute_votes_unrolled(mu_inp, W, B):
+    "Eq. 1 as `d_inp` broadcast multiply-adds: elementwise work that TorchInductor fuses into the kernels reading the votes"
+    V = B                                                                                    # [i or 1, j, c, h]
+    for d in range(mu_inp.shape[-1]): V = V + mu_inp[..., :, None, :, d, None] * W[:, :, d, None, :]   # [..., i, j, c, h]
+    return V
+
+# %% ../nbs/01_routing.ipynb #69886135
+@functools.cache
+def compiled_equations():
+    "`route_by_the_equations` compiled by TorchInductor into one graph, built at first use"
+    return torch.compile(route_by_the_equations, dynamic=None, fullgraph=True)
 
 # %% ../nbs/01_routing.ipynb #92d6b3da
 def routing_from_golden_config(cfg:dict, dtype=torch.float64) -> Routing:
