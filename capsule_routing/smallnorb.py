@@ -471,10 +471,12 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
          seed:int=0, # random seed, also of the held-out toys
          cpu:bool=False, # train on the CPU even when a GPU is present
          quiet:bool=False, # no progress bars: one plain line per epoch
+         compile_model:bool=False, # compile the whole model (a GPU's fastest; see 06_benchmarks)
         ) -> dict:
     "Train the paper's smallNORB model with the paper's regime, select the epoch on held-out training toys, then test it once"
     from capsule_routing.training import train_main
     from capsule_routing.vision import smallnorb_dataloaders  # imported here: vision imports this module
     dls_fn = lambda data, bs, device: smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
     return train_main(dls_fn, lambda dls: SmallNORBCapsNet(), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
-                      out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, learner_kwargs=dict(pad=pad))
+                      out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, learner_kwargs=dict(pad=pad),
+                      compile_model=compile_model)

@@ -453,6 +453,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                quiet:bool=False, # no progress bars: one plain line per epoch
                monitor:str='capsule_accuracy', # validation value that selects the model evaluated on the test set
                learner_kwargs:dict|None=None, # more arguments for `capsule_learner` (e.g. `pad=16`)
+               compile_model:bool=False, # compile the whole model with TorchInductor, without routing's finite check
               ) -> dict:
     "Train with the paper's regime, checkpointing to `out`, then evaluate the best-by-validation model once on the test set"
     out = Path(out)
@@ -461,6 +462,10 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
     dls, test_dl = dls_fn(Path(data), bs=bs, device=device)
     model = model_fn(dls)
+    if compile_model:
+        for m in model.modules():
+            if hasattr(m, 'check_finite'): m.check_finite = False   # its GPU sync would split the compiled graph in two
+        model.compile()                                              # in place: the state dict keeps its keys
     learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **(learner_kwargs or {}))
     print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
     t0 = time.time()
@@ -468,7 +473,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
               show_progress=not quiet)
     with quiet_learner(learn, quiet):
         test = evaluate_checkpoint(learn, test_dl, out/'best.pth') if test_dl is not None else None
-    results = {'epochs': epochs, 'bs': bs, 'lr_max': lr_max, 'lr_min': lr_min, 'seed': seed, 'device': str(device),
+    results = {'epochs': epochs, 'bs': bs, 'lr_max': lr_max, 'lr_min': lr_min, 'seed': seed, 'device': str(device), 'compile_model': compile_model,
                'n_parameters': sum(p.numel() for p in model.parameters()), 'train_seconds_this_process': time.time() - t0,
                'epoch_seconds': learn.epoch_seconds,
                'best_valid': learn.best_valid, 'test': test}

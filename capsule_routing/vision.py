@@ -229,10 +229,11 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
                        n_parts:int=64, # capsules of the first routing (the paper: 64; 16 trains about 8x faster on a CPU)
                        n_iters:int=3, # routing iterations (the paper: 3)
                        width:int=64, # channels of the convolutions (the paper: 64)
+                       compile_model:bool=False, # compile the whole model (a GPU's fastest; see 06_benchmarks)
                       ) -> dict:
     "Train and evaluate the 28x28 capsule network on Fashion-MNIST with the paper's regime"
     from capsule_routing.training import train_main
     dls_fn = lambda data, bs, device: fashion_mnist_dataloaders(data, bs, device, n_valid_per_class=n_valid_per_class, seed=seed)
     return train_main(dls_fn, lambda dls: fashion_mnist_capsnet(n_iters=n_iters, n_parts=n_parts, width=width), data=data, epochs=epochs, bs=bs, lr_max=lr_max,
                       lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
-                      learner_kwargs=dict(pad=pad))
+                      learner_kwargs=dict(pad=pad), compile_model=compile_model)
