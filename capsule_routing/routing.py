@@ -362,8 +362,9 @@ def forward(self:Routing,
     batch_shape, n_given, c, h = a_inp.shape[:-1], a_inp.shape[-1], self.d_cov, self.d_out
     a = a_inp.reshape(-1, n_given).contiguous()                                # [b, i]
     mu = self._remove_masked_nonfinite(a, mu_inp.reshape(-1, n_given, c, self.d_inp).contiguous())  # [b, i, c, d]
-    if torch.compiler.is_compiling() or (self.compile_on_gpu and a.is_cuda):
-        route = route_by_the_equations if torch.compiler.is_compiling() else compiled_equations()   # inside a compiled model: its graph
+    compiling = torch.compiler.is_compiling()   # part of a compiled model: give its graph the plain equations
+    if compiling or (self.compile_on_gpu and a.is_cuda):
+        route = route_by_the_equations if compiling else compiled_equations()
         a_out, mu_out, sig2_out, R = route(a, mu, self.W, self.B, self.beta_use, self.beta_use if self.single_beta else self.beta_ign,
                                            self.n_iters, self.p_model, self.eps, getattr(self, 'B_brk', None), n_out, votes=compute_votes_unrolled)
         out = (a_out.reshape(*batch_shape, n_out), mu_out.reshape(*batch_shape, n_out, c, h), sig2_out.reshape(*batch_shape, n_out, c, h))
