@@ -419,7 +419,11 @@ def trace(self:Routing,
 Routing.trace = trace
 
 # %% ../nbs/01_routing.ipynb #3eef308a
-def compute_votes_unrolled(mu_inp, W, B):
+def compute_votes_unrolled(
+    mu_inp:torch.Tensor, # [..., n_inp, d_cov, d_inp] input poses
+    W:torch.Tensor,      # [n_inp or 1, n_out or 1, d_inp, d_out]
+    B:torch.Tensor,      # [n_inp or 1, n_out, d_cov, d_out]
+) -> torch.Tensor:       # [..., n_inp, n_out, d_cov, d_out] votes, as `compute_votes`
     "Eq. 1 as `d_inp` broadcast multiply-adds: elementwise work that TorchInductor fuses into the kernels reading the votes"
     V = B                                                                                    # [i or 1, j, c, h]
     for d in range(mu_inp.shape[-1]): V = V + mu_inp[..., :, None, :, d, None] * W[:, :, d, None, :]   # [..., i, j, c, h]
