@@ -14,9 +14,10 @@ Step time: the median over `--steps` measured steps after `--warmup` steps, each
 (crop, MixUp) to the end of the optimizer step, synchronizing the GPU at both ends. Epochs: wall time of each
 `Learner.fit` epoch over `--n_pairs` training pairs plus validation on `--n_valid` pairs (smallNORB's held-out toys,
 one per category: 4,860 pairs). On a GPU the routing compiles in the short fit of the step timing (its warm-up steps
-and its one validation batch), so the epochs time compiled code. Peak memory: on a GPU torch.cuda.max_memory_allocated over the run (model, optimizer state, data and activations); on the CPU the peak
-resident set of the process. The paper's own code: about 38 ms a step and 6 GiB on an H100 (50 epochs in about
-38 minutes); the project's target is 50 epochs in under 10 minutes. Tables measured on an H100: bench/results/.
+and its one validation batch), so the epochs time compiled code. Peak memory: on a GPU torch.cuda.max_memory_allocated
+over the run (model, optimizer state, data and activations); on the CPU the peak resident set of the process.
+The paper's own code: about 38 ms a step and 6 GiB on an H100 (50 epochs in about 38 minutes); the project's target
+is 50 epochs in under 10 minutes. Tables measured on an H100: bench/results/smallnorb_gpu*.md.
 """
 import argparse, platform, statistics, tempfile, time
 from pathlib import Path
