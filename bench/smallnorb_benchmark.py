@@ -26,7 +26,7 @@ from fastai.callback.core import Callback
 from capsule_routing.core import default_device
 from capsule_routing.routing import Routing
 from capsule_routing.smallnorb import SmallNORBCapsNet
-from capsule_routing.training import capsule_learner, fit_paper, quiet_learner
+from capsule_routing.training import capsule_learner, compile_whole_model, fit_paper, quiet_learner
 from capsule_routing.vision import tensor_dataloaders
 
 class StepTimer(Callback):
@@ -56,7 +56,7 @@ def main():
     p.add_argument('--epochs', type=int, default=0, help='also time this many epochs of --n_pairs pairs')
     p.add_argument('--n_pairs', type=int, default=24_300, help="training pairs of an epoch (smallNORB's: 24,300)")
     p.add_argument('--n_valid', type=int, default=4_860, help="validation pairs of an epoch (5 held-out toys: 4,860)")
-    p.add_argument('--compile_model', action='store_true', help='torch.compile the whole model (and skip the finite check, a GPU sync)')
+    p.add_argument('--compile_model', action='store_true', help='compile the whole model (compile_whole_model: no finite check, a GPU sync)')
     p.add_argument('--step_by_step', action='store_true', help='on a GPU, route with the step-by-step kernels (Routing.compile_on_gpu = False)')
     p.add_argument('--threads', type=int, default=None, help='CPU threads (torch.set_num_threads)')
     p.add_argument('--out', default=None, help='also write the table (markdown) to this file')
@@ -72,7 +72,7 @@ def main():
         torch.manual_seed(0)
         dls = tensor_dataloaders(random_pairs(n_train), random_pairs(n_valid, seed=1), args.bs, device, data_device)
         model = SmallNORBCapsNet()
-        if args.compile_model: Routing.check_finite, model = False, torch.compile(model)
+        if args.compile_model: compile_whole_model(model)
         return capsule_learner(dls, model, pad=16, device=device)
 
     rows = []

@@ -347,6 +347,14 @@ def _votes(self:Routing, mu, n_out, ws):
 
 Routing._votes = _votes
 
+# %% ../nbs/01_routing.ipynb #29d2cfc5
+def _by_the_equations(self:Routing, a_inp, mu_inp, n_out, route:Callable=route_by_the_equations, **kwargs) -> tuple:
+    "`route(a_inp, mu_inp, ...)` with this layer's parameters and settings: a_out, mu_out, sig2_out, R in the layout [..., i, j, c, h]"
+    return route(a_inp, mu_inp, self.W, self.B, self.beta_use, self.beta_use if self.single_beta else self.beta_ign,
+                 self.n_iters, self.p_model, self.eps, getattr(self, 'B_brk', None), n_out, **kwargs)
+
+Routing._by_the_equations = _by_the_equations
+
 # %% ../nbs/01_routing.ipynb #7f58879f
 def forward(self:Routing,
     a_inp:torch.Tensor,    # [..., n_inp] input scores (logits; -inf removes an input)
@@ -365,8 +373,7 @@ def forward(self:Routing,
     compiling = torch.compiler.is_compiling()   # part of a compiled model: give its graph the plain equations
     if compiling or (self.compile_on_gpu and a.is_cuda):
         route = route_by_the_equations if compiling else compiled_equations()
-        a_out, mu_out, sig2_out, R = route(a, mu, self.W, self.B, self.beta_use, self.beta_use if self.single_beta else self.beta_ign,
-                                           self.n_iters, self.p_model, self.eps, getattr(self, 'B_brk', None), n_out, votes=compute_votes_unrolled)
+        a_out, mu_out, sig2_out, R = self._by_the_equations(a, mu, n_out, route, votes=compute_votes_unrolled)
         out = (a_out.reshape(*batch_shape, n_out), mu_out.reshape(*batch_shape, n_out, c, h), sig2_out.reshape(*batch_shape, n_out, c, h))
         return out + ((R.reshape(*batch_shape, n_given, n_out),) if return_R else ())
     block = n_given if self.n_inp != -1 else INPUT_BLOCK
@@ -412,8 +419,7 @@ def trace(self:Routing,
     n_out = self._check_inputs(a_inp, mu_inp, n_out)
     mu = self._remove_masked_nonfinite(a_inp.reshape(-1, a_inp.shape[-1]), mu_inp.reshape(-1, *mu_inp.shape[-3:])).view(mu_inp.shape)
     steps = []
-    route_by_the_equations(a_inp, mu, self.W, self.B, self.beta_use, self.beta_use if self.single_beta else self.beta_ign,
-                           self.n_iters, self.p_model, self.eps, getattr(self, 'B_brk', None), n_out, trace=steps)
+    self._by_the_equations(a_inp, mu, n_out, trace=steps)
     return steps
 
 Routing.trace = trace

@@ -29,7 +29,8 @@ from .core import default_device
 __all__ = ['CKPT_FORMAT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy', 'PaperOneCycle', 'paper_radam', 'pad_crop',
            'random_pad_crop', 'PadCropCallback', 'CapsuleMixUp', 'CapsuleLearner', 'capsule_learner', 'atomic_save',
            'get_rng_states', 'set_rng_states', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'fit_paper',
-           'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'train_main', 'smoke_main']
+           'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model',
+           'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -439,6 +440,14 @@ def evaluate_checkpoint(learn:Learner, # a learner whose model has the checkpoin
     return res
 
 # %% ../nbs/02_training.ipynb #ce7b2bad
+def compile_whole_model(model:nn.Module) -> nn.Module:
+    "Compile `model` with TorchInductor in place (`nn.Module.compile`), its routing layers without their finite check"
+    for m in model.modules():
+        if hasattr(m, 'check_finite'): m.check_finite = False
+    model.compile()
+    return model
+
+# %% ../nbs/02_training.ipynb #013a80df
 def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls, test_dl or None)`
                model_fn:Callable, # `model_fn(dls)` -> model returning `(a_out, mu_out, sig2_out)`
                data:str='data', # folder holding the data set's files
@@ -462,10 +471,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
     dls, test_dl = dls_fn(Path(data), bs=bs, device=device)
     model = model_fn(dls)
-    if compile_model:
-        for m in model.modules():
-            if hasattr(m, 'check_finite'): m.check_finite = False   # its GPU sync would split the compiled graph in two
-        model.compile()                                              # in place: the state dict keeps its keys
+    if compile_model: compile_whole_model(model)
     learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **(learner_kwargs or {}))
     print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
     t0 = time.time()
