@@ -20,8 +20,9 @@ from .training import load_checkpoint, atomic_save, CKPT_FORMAT
 __all__ = ['RUN_FILES', 'OPTIONAL_RUN_FILES', 'SETUP', 'run_settings', 'transformer_label', 'class_names',
            'sst_model_from_state_dict', 'load_run_model', 'predict_cached', 'predict_run', 'collect_run',
            'cache_summary', 'collect_sst_results', 'sst_analysis_cli', 'read_runs', 'runs_table', 'summary_table',
-           'sst2_from_sst5', 'read_histories', 'plot_validation_curves', 'confusion_counts', 'plot_confusion',
-           'routing_shares', 'sst_routing', 'embed_texts', 'relative_use', 'plot_token_depth', 'plot_token_class']
+           'sst2_from_sst5', 'ensemble_predictions', 'read_histories', 'plot_validation_curves', 'confusion_counts',
+           'plot_confusion', 'routing_shares', 'sst_routing', 'embed_texts', 'relative_use', 'plot_token_depth',
+           'plot_token_class']
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
 def run_settings(run:str|Path, # a run folder holding results.json
@@ -238,6 +239,19 @@ def sst2_from_sst5(pred:pd.DataFrame, # SST-5 predictions: `index`, `target` (0-
     return pd.DataFrame(dict(index=kept['index'], target=(kept.target > 2).astype(np.int64),
                              predicted=(pos > neg).astype(np.int64),   # a tie reads negative, as argmax picks the first
                              p0=neg / (neg + pos), p1=pos / (neg + pos))).reset_index(drop=True)
+
+# %% ../nbs/04b_sst_results.ipynb #89fadecd
+def ensemble_predictions(preds:list[pd.DataFrame], # predictions of the same sentences: `index`, `target`, `p0` ... `p{C-1}`
+                        ) -> pd.DataFrame:
+    "The mean of several heads' class probabilities, and its argmax as the prediction"
+    if not preds: raise ValueError("needs at least one set of predictions")
+    probs = [c for c in preds[0].columns if c[0] == 'p' and c[1:].isdigit()]
+    for p in preds[1:]:
+        if not (p['index'].values == preds[0]['index'].values).all() or not (p.target.values == preds[0].target.values).all():
+            raise ValueError("the predictions are not of the same sentences in the same order")
+    mean = sum(p[probs].values for p in preds) / len(preds)   # [n, C]
+    return pd.DataFrame(dict(index=preds[0]['index'].values, target=preds[0].target.values, predicted=mean.argmax(1),
+                             **{c: mean[:, i] for i, c in enumerate(probs)}))
 
 # %% ../nbs/04b_sst_results.ipynb #5615eb17
 def read_histories(folder:str|Path, # a results folder of run folders
