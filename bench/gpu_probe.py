@@ -37,14 +37,15 @@ def run(name, x, y, compile_model=None):
     ms = time_steps(make_step(model, x, y, opt))
     print(f'| {name} | {ms:.1f} ms | {torch.cuda.max_memory_allocated()/2**20:,.0f} MiB |', flush=True)
 
-def agreement(x, y):
-    "Largest relative difference of outputs and parameter gradients, compiled vs step by step, same weights and inputs"
+def agreement(x, y, implicit_votes):
+    "Largest relative difference of outputs and parameter gradients, compiled vs step by step (votes formed), same weights and inputs"
     torch.manual_seed(0); model = SmallNORBCapsNet().cuda()
     res = []
-    for compiled in (False, True):
-        Routing.compile_on_gpu = compiled; model.zero_grad()
+    for compiled, implicit in ((False, False), (True, implicit_votes)):
+        Routing.compile_on_gpu, Routing.implicit_votes = compiled, implicit; model.zero_grad()
         out = model(x); CapsuleCrossEntropy()(out, y).backward()
         res.append([o.detach().clone() for o in out] + [p.grad.clone() for p in model.parameters()])
+    Routing.implicit_votes = True
     rel = lambda a, b: ((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item()
     return max(rel(a, b) for a, b in zip(res[1], res[0]))
 
@@ -54,10 +55,11 @@ def main():
     x = torch.randint(0, 256, (20, 2, 96, 96), dtype=torch.uint8, device='cuda')   # [20, 2, 96, 96] stereo pairs
     y = torch.randint(0, 5, (20,), device='cuda')
     print(f'{torch.cuda.get_device_name()}, torch {torch.__version__}\n')
-    print(f'compiled vs step by step, largest relative difference of outputs and gradients: {agreement(x, y):.1e}\n')
+    print(f'compiled vs step by step, largest relative difference of outputs and gradients: {agreement(x, y, False):.1e}')
+    print(f'compiled implicit votes vs step by step: {agreement(x, y, True):.1e}\n')
     print('| smallNORB model, batch 20 | step | peak GPU memory |\n|---|---|---|')
     one_product, unrolled = routing.votes_in_one_product, routing.compute_votes_unrolled
-    Routing.compile_on_gpu = False
+    Routing.compile_on_gpu, Routing.implicit_votes = False, False     # the rows before implicit votes
     routing.votes_in_one_product = lambda d, h, n_out, device: n_out > 1 and d > h    # the CPU's choice
     run('step by step, one product per output', x, y)
     routing.votes_in_one_product = one_product
@@ -67,6 +69,12 @@ def main():
     run('compiled equations, `compute_votes` (`einsum`)', x, y)
     routing.compute_votes_unrolled = unrolled
     run('compiled equations, `compute_votes_unrolled`', x, y)
+    Routing.check_finite = False
+    run('the same with `Routing.check_finite = False`', x, y)
+    run('the whole model compiled, `check_finite = False`', x, y, compile_model='default')
+    run("the same, `mode='reduce-overhead'` (CUDA graphs)", x, y, compile_model='reduce-overhead')
+    Routing.check_finite, Routing.implicit_votes = True, True
+    run('first routing with implicit votes, compiled', x, y)
     Routing.check_finite = False
     run('the same with `Routing.check_finite = False`', x, y)
     run('the whole model compiled, `check_finite = False`', x, y, compile_model='default')

@@ -1,5 +1,8 @@
 """Speed and memory of `Routing` against the literal transcription `route_by_the_equations`.
 
+Where `Routing` routes without forming the votes (`uses_implicit_votes`), its step-by-step kernels (which form them)
+are timed too, as the middle column; elsewhere that column repeats `Routing`'s own figures.
+
 Forward + backward at the paper's shapes, each measurement in a fresh process (so peak memory is that of one
 configuration alone), plus a check that both give the same outputs and gradients.
 
@@ -12,7 +15,7 @@ them (inputs and parameters already allocated; Linux /proc); on a GPU, torch.cud
 """
 import argparse, json, os, platform, statistics, subprocess, sys, time
 import torch
-from capsule_routing.routing import Routing, route_by_the_equations
+from capsule_routing.routing import Routing, route_by_the_equations, uses_implicit_votes
 
 SHAPES = {  # name: (batch, n_inp, n_out, d_cov, d_inp, d_out, n_inp_fixed)
     'smallnorb_1': (20, 5184, 64, 4, 4, 4, False),   # 64 parts x 81 positions -> 64 parts
@@ -32,7 +35,9 @@ def make(shape, device, seed=0, batch=None):
     return layer, a_inp, mu_inp
 
 def step(impl, layer, a_inp, mu_inp):
-    if impl == 'Routing': out = layer(a_inp, mu_inp)
+    if impl in ('Routing', 'step'):   # 'step': the step-by-step kernels, votes formed even where Routing would not
+        layer.implicit_votes = impl == 'Routing'
+        out = layer(a_inp, mu_inp)
     else: out = route_by_the_equations(a_inp, mu_inp, layer.W, layer.B, layer.beta_use, layer.beta_ign, layer.n_iters)[:3]
     loss = sum(o.float().mul(torch.linspace(-1, 1, o.numel(), device=o.device).view_as(o)).sum() for o in out)
     loss.backward()
@@ -64,7 +69,7 @@ def measure(impl, shape, device, repeats):
     return dict(seconds=statistics.median(times), peak_mib=peak)
 
 def agreement(shape, device):
-    "Largest relative difference between the two implementations, over outputs and all gradients, in float64 (batch 4)"
+    "Largest relative difference between Routing and the literal equations, over outputs and all gradients, in float64 (batch 4)"
     worst = 0.
     results = []
     for impl in ('Routing', 'literal'):
@@ -102,18 +107,20 @@ def main():
              "last column: largest relative difference of outputs and gradients, float64, batch 4); "
              f"torch {torch.__version__}, {platform.processor() or platform.machine()}, {threads} thread{'s' if threads != 1 else ''}."
              + (f" {args.note}" if args.note else ''), "",
-             "| shape | literal s | Routing s | speed-up | literal MiB | Routing MiB | memory | max rel. diff. |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| shape | literal s | step by step s | Routing s | speed-up | literal MiB | step by step MiB | Routing MiB | memory | max rel. diff. |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     print('\n'.join(lines), flush=True)
     for device in args.devices:
         dev_name = 'cpu' if device == 'cpu' else torch.cuda.get_device_name()
         for shape in args.shapes:
             b, n_inp, n_out, c, d, h, fixed = SHAPES[shape]
             lit, fast = run_child('literal', shape, device, args.repeats), run_child('Routing', shape, device, args.repeats)
+            layer = make(shape, 'cpu', batch=1)[0]
+            stepwise = run_child('step', shape, device, args.repeats) if uses_implicit_votes(layer, n_out, torch.float32) else fast
             diff = agreement(shape, device)
             label = f"{shape} ({dev_name}): {b} x {n_inp}{'' if fixed else '*'} [{c}x{d}] -> {n_out} [{c}x{h}]"
-            line = (f"| {label} | {lit['seconds']:.3f} | {fast['seconds']:.3f} | {lit['seconds'] / fast['seconds']:.1f}x | "
-                    f"{lit['peak_mib']:.0f} | {fast['peak_mib']:.0f} | {fast['peak_mib'] / max(lit['peak_mib'], 1e-9):.2f} | {diff:.1e} |")
+            line = (f"| {label} | {lit['seconds']:.3f} | {stepwise['seconds']:.3f} | {fast['seconds']:.3f} | {lit['seconds'] / fast['seconds']:.1f}x | "
+                    f"{lit['peak_mib']:.0f} | {stepwise['peak_mib']:.0f} | {fast['peak_mib']:.0f} | {fast['peak_mib'] / max(lit['peak_mib'], 1e-9):.2f} | {diff:.1e} |")
             lines.append(line); print(line, flush=True)
     if args.out:
         os.makedirs(os.path.dirname(args.out) or '.', exist_ok=True)

@@ -9,6 +9,7 @@ paper's one-cycle schedule.
     python bench/smallnorb_benchmark.py --epochs 3             # and three epochs of 24,300 pairs (1,215 steps each)
     python bench/smallnorb_benchmark.py --epochs 3 --out bench/results/smallnorb_gpu.md
     python bench/smallnorb_benchmark.py --step_by_step         # on a GPU: the step-by-step routing kernels, not compiled
+    python bench/smallnorb_benchmark.py --explicit_votes       # every routing forms its votes (no implicit votes)
 
 Step time: the median over `--steps` measured steps after `--warmup` steps, each timed from the start of its batch
 (crop, MixUp) to the end of the optimizer step, synchronizing the GPU at both ends. Epochs: wall time of each
@@ -58,6 +59,7 @@ def main():
     p.add_argument('--n_valid', type=int, default=4_860, help="validation pairs of an epoch (5 held-out toys: 4,860)")
     p.add_argument('--compile_model', action='store_true', help='compile the whole model (compile_whole_model: no finite check, a GPU sync)')
     p.add_argument('--step_by_step', action='store_true', help='on a GPU, route with the step-by-step kernels (Routing.compile_on_gpu = False)')
+    p.add_argument('--explicit_votes', action='store_true', help='form the votes in every routing (Routing.implicit_votes = False), as all routing did before implicit votes')
     p.add_argument('--threads', type=int, default=None, help='CPU threads (torch.set_num_threads)')
     p.add_argument('--out', default=None, help='also write the table (markdown) to this file')
     args = p.parse_args()
@@ -66,6 +68,7 @@ def main():
     sync = torch.cuda.synchronize if device.type == 'cuda' else (lambda: None)
     if device.type == 'cpu': torch.set_flush_denormal(True)      # as train_main does for CPU training
     if args.step_by_step: Routing.compile_on_gpu = False
+    if args.explicit_votes: Routing.implicit_votes = False
     data_device = device if device.type == 'cuda' else None     # as smallnorb_dataloaders: arrays on the GPU
 
     def learner(n_train, n_valid):
@@ -99,6 +102,7 @@ def main():
             rows.append(('50 epochs: the first, then 49 at the later mean', f'{(first + 49 * statistics.mean(later)) / 60:.1f} min', ''))
         else: rows.append(('50 epochs at the first epoch\'s rate', f'{50 * first / 60:.1f} min', ''))
     routing_kind = 'compiled equations (TorchInductor)' if device.type == 'cuda' and Routing.compile_on_gpu else 'step-by-step kernels'
+    routing_kind += ', first routing with implicit votes' if Routing.implicit_votes else ', votes formed'
     if args.compile_model: routing_kind += ', whole model compiled, no finite check'
     name = torch.cuda.get_device_name() if device.type == 'cuda' else f'{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads'
     table = '\n'.join([f'smallNORB model ({sum(p.numel() for p in learn.model.parameters()):,} parameters), '

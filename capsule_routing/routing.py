@@ -11,8 +11,9 @@ from torch.autograd.function import once_differentiable
 # %% auto #0
 __all__ = ['INPUT_BLOCK', 'compute_votes', 'symmetry_breaking_bias', 'log_densities', 'e_step', 'd_step', 'm_step',
            'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace', 'SqDistance', 'UseWeightedMoments',
-           'VotesGrad', 'Routing', 'votes_in_one_product', 'SharedVotes', 'forward', 'trace', 'compute_votes_unrolled',
-           'compiled_equations', 'routing_from_golden_config']
+           'VotesGrad', 'Routing', 'votes_in_one_product', 'SharedVotes', 'route_with_implicit_votes',
+           'uses_implicit_votes', 'forward', 'trace', 'compute_votes_unrolled', 'compiled_equations',
+           'routing_from_golden_config']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -211,6 +212,7 @@ class Routing(nn.Module):
     "Route `n_inp` capsules (scores and `d_cov` x `d_inp` poses) to `n_out` capsules (scores, `d_cov` x `d_out` poses and variances)"
     check_finite = True # raise on non-finite poses of inputs that are not masked with a -inf score
     compile_on_gpu = True # on a GPU, route with `compiled_equations` (TorchInductor) instead of the step-by-step kernels below
+    implicit_votes = True # where it applies (`uses_implicit_votes`), route without forming the votes (`route_with_implicit_votes`)
     def __init__(self,
         d_cov:int,              # rows of every capsule
         d_inp:int,              # columns of an input capsule
@@ -355,6 +357,57 @@ def _by_the_equations(self:Routing, a_inp, mu_inp, n_out, route:Callable=route_b
 
 Routing._by_the_equations = _by_the_equations
 
+# %% ../nbs/01_routing.ipynb #f251a373
+def route_with_implicit_votes(
+    a_inp:torch.Tensor,    # [..., n_inp] input scores
+    mu_inp:torch.Tensor,   # [..., n_inp, d_cov, d_inp] input poses (finite)
+    W:torch.Tensor, B:torch.Tensor, beta_use:torch.Tensor, beta_ign:torch.Tensor, # parameters, shared over inputs: W [1, n_out or 1, d_inp, d_out], B [1, n_out, d_cov, d_out]
+    n_iters:int=3, eps:float=1e-5,
+    B_brk:torch.Tensor|None=None, # only with a variable number of outputs
+    n_out:int|None=None,          # only with a variable number of outputs
+) -> tuple: # a_out, mu_out, sig2_out, R of the last iteration, as `route_by_the_equations` (gaussian model)
+    "Algorithm 1 with gaussian densities, its sums over vote components taken over products of input poses: no vote is formed"
+    if W.shape[0] != 1 or B.shape[0] != 1: raise ValueError(f"needs weights shared by all inputs, got W {list(W.shape)}, B {list(B.shape)}")
+    if B_brk is not None: B = B + symmetry_breaking_bias(B_brk, n_out)
+    J, (c, d), h = B.shape[1], mu_inp.shape[-2:], W.shape[-1]
+    W, B = W[0].expand(J, d, h), B[0]                                                  # [j, d, h], [j, c, h]
+    f_a = torch.sigmoid(a_inp)                                                         # [..., i]
+    center = torch.einsum('...i,...icd->...cd', f_a, mu_inp) / (f_a.sum(-1) + eps)[..., None, None]   # [..., c, d]
+    delta = mu_inp - center[..., None, :, :]                                           # [..., i, c, d]
+    V_center = torch.einsum('...cd,jdh->...jch', center, W) + B                        # [..., j, c, h]
+    feats = torch.cat([(delta[..., :, None] * delta[..., None, :]).flatten(-3), delta.flatten(-2)], -1)   # [..., i, c*d*d + c*d]
+    WW = W[:, :, None, :] * W[:, None, :, :]                                           # [j, d, d, h]
+    for it in range(n_iters):
+        if it == 0: R = torch.full((*a_inp.shape, J), 1 / J, dtype=mu_inp.dtype, device=mu_inp.device)   # [..., i, j]
+        else:   # E-step
+            inv_s, e = 1 / sig2_out, V_center - mu_out                                 # [..., j, c, h] each
+            H = torch.einsum('jdeh,...jch->...jcde', WW, inv_s)                        # [..., j, c, d, d]
+            G = torch.einsum('jdh,...jch->...jcd', W, e * inv_s)                       # [..., j, c, d]
+            coef = torch.cat([H.flatten(-3), 2 * G.flatten(-2)], -1)                   # [..., j, c*d*d + c*d]
+            q = feats @ coef.transpose(-1, -2) + (e * e * inv_s).sum((-2, -1))[..., None, :]   # [..., i, j]
+            log_p = -0.5 * q - 0.5 * torch.log(sig2_out).sum((-2, -1))[..., None, :]
+            R = F.softmax(F.logsigmoid(a_out)[..., None, :] + log_p, dim=-1)
+        D_use = f_a[..., None] * R                                                     # D-step [..., i, j]
+        D_ign = f_a[..., None] - D_use
+        a_out = (beta_use * D_use).sum(-2) - (beta_ign * D_ign).sum(-2)                # M-step [..., j]
+        S0 = D_use.sum(-2)                                                             # [..., j]
+        S = D_use.transpose(-1, -2) @ feats                                            # [..., j, c*d*d + c*d]
+        S2, S1 = S[..., :c*d*d].unflatten(-1, (c, d, d)), S[..., c*d*d:].unflatten(-1, (c, d))   # [..., j, c, d, d], [..., j, c, d]
+        used = (S0 + eps)[..., None, None]                                             # [..., j, 1, 1]
+        S1W = torch.einsum('...jcd,jdh->...jch', S1, W)                                # [..., j, c, h]
+        mu_out = (S1W + S0[..., None, None] * V_center) / used
+        e = V_center - mu_out
+        sig2_out = (torch.einsum('...jcde,jdeh->...jch', S2, WW) + 2 * e * S1W + S0[..., None, None] * e * e) / used + eps
+    return a_out, mu_out, sig2_out, R
+
+# %% ../nbs/01_routing.ipynb #b698fece
+def uses_implicit_votes(layer:Routing, n_out:int, dtype:torch.dtype) -> bool:
+    "Whether `layer` routes `n_out` outputs with `route_with_implicit_votes` rather than with votes"
+    d = layer.d_inp
+    full_precision = dtype == torch.float64 or torch.compiler.is_compiling() or torch.get_float32_matmul_precision() == 'highest'
+    return (layer.implicit_votes and layer.n_inp == -1 and layer.p_model == 'gaussian' and d * (d + 1) < n_out * layer.d_out
+            and full_precision)
+
 # %% ../nbs/01_routing.ipynb #7f58879f
 def forward(self:Routing,
     a_inp:torch.Tensor,    # [..., n_inp] input scores (logits; -inf removes an input)
@@ -371,9 +424,16 @@ def forward(self:Routing,
     a = a_inp.reshape(-1, n_given).contiguous()                                # [b, i]
     mu = self._remove_masked_nonfinite(a, mu_inp.reshape(-1, n_given, c, self.d_inp).contiguous())  # [b, i, c, d]
     compiling = torch.compiler.is_compiling()   # part of a compiled model: give its graph the plain equations
-    if compiling or (self.compile_on_gpu and a.is_cuda):
-        route = route_by_the_equations if compiling else compiled_equations()
-        a_out, mu_out, sig2_out, R = self._by_the_equations(a, mu, n_out, route, votes=compute_votes_unrolled)
+    on_gpu = self.compile_on_gpu and a.is_cuda and not compiling
+    routed = None
+    if uses_implicit_votes(self, n_out, mu.dtype):
+        route = compiled_equations(route_with_implicit_votes) if on_gpu else route_with_implicit_votes
+        routed = route(a, mu, self.W, self.B, self.beta_use, self.beta_use if self.single_beta else self.beta_ign,
+                       self.n_iters, self.eps, getattr(self, 'B_brk', None), n_out)
+    elif compiling or on_gpu:
+        routed = self._by_the_equations(a, mu, n_out, compiled_equations() if on_gpu else route_by_the_equations, votes=compute_votes_unrolled)
+    if routed is not None:
+        a_out, mu_out, sig2_out, R = routed                                   # [b, j], [b, j, c, h] x2, [b, i, j]
         out = (a_out.reshape(*batch_shape, n_out), mu_out.reshape(*batch_shape, n_out, c, h), sig2_out.reshape(*batch_shape, n_out, c, h))
         return out + ((R.reshape(*batch_shape, n_given, n_out),) if return_R else ())
     block = n_given if self.n_inp != -1 else INPUT_BLOCK
@@ -437,9 +497,10 @@ def compute_votes_unrolled(
 
 # %% ../nbs/01_routing.ipynb #69886135
 @functools.cache
-def compiled_equations():
-    "`route_by_the_equations` compiled by TorchInductor into one graph, built at first use"
-    return torch.compile(route_by_the_equations, dynamic=None, fullgraph=True)
+def compiled_equations(route:Callable=route_by_the_equations, # `route_by_the_equations` or `route_with_implicit_votes`
+                      ) -> Callable:
+    "`route` compiled by TorchInductor into one graph, built at first use"
+    return torch.compile(route, dynamic=None, fullgraph=True)
 
 # %% ../nbs/01_routing.ipynb #92d6b3da
 def routing_from_golden_config(cfg:dict, dtype=torch.float64) -> Routing:
