@@ -367,32 +367,33 @@ def route_with_implicit_votes(
     n_out:int|None=None,          # only with a variable number of outputs
 ) -> tuple: # a_out, mu_out, sig2_out, R of the last iteration, as `route_by_the_equations` (gaussian model)
     "Algorithm 1 with gaussian densities, its sums over vote components taken over products of input poses: no vote is formed"
-    if W.shape[0] != 1 or B.shape[0] != 1: raise ValueError(f"needs weights shared by all inputs, got W {list(W.shape)}, B {list(B.shape)}")
+    if any(t.shape[0] != 1 for t in (W, B, beta_use, beta_ign)):
+        raise ValueError(f"needs parameters shared by all inputs, got W {list(W.shape)}, B {list(B.shape)}, betas {list(beta_use.shape)}, {list(beta_ign.shape)}")
     if B_brk is not None: B = B + symmetry_breaking_bias(B_brk, n_out)
     J, (c, d), h = B.shape[1], mu_inp.shape[-2:], W.shape[-1]
     W, B = W[0].expand(J, d, h), B[0]                                                  # [j, d, h], [j, c, h]
-    f_a = torch.sigmoid(a_inp)                                                         # [..., i]
-    center = torch.einsum('...i,...icd->...cd', f_a, mu_inp) / (f_a.sum(-1) + eps)[..., None, None]   # [..., c, d]
+    f_a = torch.sigmoid(a_inp)[..., None]                                              # [..., i, 1]
+    f_total = f_a.sum(-2)                                                              # [..., 1]
+    center = (f_a[..., None] * mu_inp).sum(-3) / (f_total[..., None] + eps)            # [..., c, d]
     delta = mu_inp - center[..., None, :, :]                                           # [..., i, c, d]
     V_center = torch.einsum('...cd,jdh->...jch', center, W) + B                        # [..., j, c, h]
     feats = torch.cat([(delta[..., :, None] * delta[..., None, :]).flatten(-3), delta.flatten(-2)], -1)   # [..., i, c*d*d + c*d]
+    data = torch.cat([feats, torch.ones_like(f_a)], -1) * f_a                          # [..., i, c*d*d + c*d + 1]: f(a_i) x (features, 1)
     WW = W[:, :, None, :] * W[:, None, :, :]                                           # [j, d, d, h]
     for it in range(n_iters):
-        if it == 0: R = torch.full((*a_inp.shape, J), 1 / J, dtype=mu_inp.dtype, device=mu_inp.device)   # [..., i, j]
-        else:   # E-step
+        if it == 0: R = torch.full((), 1 / J, dtype=mu_inp.dtype, device=mu_inp.device).expand(*a_inp.shape, J)   # [..., i, j]
+        else:   # E-step: log f(a_out_j) + log p_ij = -q_ij / 2 + a constant of j, so one product and one softmax
             inv_s, e = 1 / sig2_out, V_center - mu_out                                 # [..., j, c, h] each
             H = torch.einsum('jdeh,...jch->...jcde', WW, inv_s)                        # [..., j, c, d, d]
             G = torch.einsum('jdh,...jch->...jcd', W, e * inv_s)                       # [..., j, c, d]
             coef = torch.cat([H.flatten(-3), 2 * G.flatten(-2)], -1)                   # [..., j, c*d*d + c*d]
-            q = feats @ coef.transpose(-1, -2) + (e * e * inv_s).sum((-2, -1))[..., None, :]   # [..., i, j]
-            log_p = -0.5 * q - 0.5 * torch.log(sig2_out).sum((-2, -1))[..., None, :]
-            R = F.softmax(F.logsigmoid(a_out)[..., None, :] + log_p, dim=-1)
-        D_use = f_a[..., None] * R                                                     # D-step [..., i, j]
-        D_ign = f_a[..., None] - D_use
-        a_out = (beta_use * D_use).sum(-2) - (beta_ign * D_ign).sum(-2)                # M-step [..., j]
-        S0 = D_use.sum(-2)                                                             # [..., j]
-        S = D_use.transpose(-1, -2) @ feats                                            # [..., j, c*d*d + c*d]
-        S2, S1 = S[..., :c*d*d].unflatten(-1, (c, d, d)), S[..., c*d*d:].unflatten(-1, (c, d))   # [..., j, c, d, d], [..., j, c, d]
+            const = F.logsigmoid(a_out) - 0.5 * ((e * e * inv_s).sum((-2, -1)) + torch.log(sig2_out).sum((-2, -1)))   # [..., j]
+            R = F.softmax(feats @ (-0.5 * coef).transpose(-1, -2) + const[..., None, :], dim=-1)   # [..., i, j]
+        S = R.transpose(-1, -2) @ data       # D-step and the M-step's sums in one product: sum_i D_use_ij (features, 1) [..., j, F + 1]
+        S2 = S[..., :c*d*d].unflatten(-1, (c, d, d))                                   # [..., j, c, d, d]
+        S1 = S[..., c*d*d:-1].unflatten(-1, (c, d))                                    # [..., j, c, d]
+        S0 = S[..., -1]                                                                # [..., j]: sum_i D_use_ij
+        a_out = beta_use[0] * S0 - beta_ign[0] * (f_total - S0)                        # M-step [..., j]: sum_i D_ign = sum_i f - sum_i D_use
         used = (S0 + eps)[..., None, None]                                             # [..., j, 1, 1]
         S1W = torch.einsum('...jcd,jdh->...jch', S1, W)                                # [..., j, c, h]
         mu_out = (S1W + S0[..., None, None] * V_center) / used
