@@ -212,7 +212,7 @@ def fashion_mnist_capsnet(n_iters:int=3, # routing iterations
     "The smallNORB architecture sized for 28x28 gray images and 10 classes: 1 channel + coordinates, padded convolutions"
     return SmallNORBCapsNet(n_channels=1, n_classes=10, padding=1, n_iters=n_iters, n_parts=n_parts, width=width)
 
-# %% ../nbs/03a_fashion_mnist.ipynb #a8ab22aa
+# %% ../nbs/03a_fashion_mnist.ipynb #6db1210e
 @call_parse
 def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX files
                        out:str='runs/fashion_mnist', # checkpoints, history.csv and results.json
@@ -226,10 +226,10 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
                        seed:int=0, # random seed
                        cpu:bool=False, # train on the CPU even when a GPU is present
                        quiet:bool=False, # one plain line per epoch
-                       n_parts:int=64, # capsules of the first routing (the paper: 64; 16 trains about 8x faster on a CPU)
+                       n_parts:int=64, # capsules of the first routing (the paper: 64; 16 trains about 2.3x faster on a CPU, compiled)
                        n_iters:int=3, # routing iterations (the paper: 3)
                        width:int=64, # channels of the convolutions (the paper: 64)
-                       compile_model:bool=False, # compile the whole model (a GPU's fastest; see 06_benchmarks)
+                       compile_model:bool=False, # compile the whole model (fastest on a GPU and on a CPU; see 06_benchmarks)
                       ) -> dict:
     "Train and evaluate the 28x28 capsule network on Fashion-MNIST with the paper's regime"
     from capsule_routing.training import train_main
