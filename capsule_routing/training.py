@@ -442,8 +442,10 @@ def evaluate_checkpoint(learn:Learner, # a learner whose model has the checkpoin
 # %% ../nbs/02_training.ipynb #ce7b2bad
 def compile_whole_model(model:nn.Module) -> nn.Module:
     "Compile `model` with TorchInductor in place (`nn.Module.compile`), its routing layers without their finite check"
+    full_precision = torch.get_float32_matmul_precision() == 'highest'
     for m in model.modules():
         if hasattr(m, 'check_finite'): m.check_finite = False
+        if hasattr(m, 'implicit_votes') and not full_precision: m.implicit_votes = False
     model.compile()
     return model
 
