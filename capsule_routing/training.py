@@ -21,16 +21,16 @@ from fastai.callback.schedule import ParamScheduler
 from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
 from fastai.learner import Learner
-from fastai.optimizer import RAdam
+from fastai.optimizer import OptimWrapper, RAdam
 from fastai.torch_core import set_seed
 from .core import default_device
 
 # %% auto #0
-__all__ = ['CKPT_FORMAT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy', 'PaperOneCycle', 'paper_radam', 'pad_crop',
-           'random_pad_crop', 'PadCropCallback', 'CapsuleMixUp', 'CapsuleLearner', 'capsule_learner', 'atomic_save',
-           'get_rng_states', 'set_rng_states', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'fit_paper',
-           'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model',
-           'train_main', 'smoke_main']
+__all__ = ['CKPT_FORMAT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy', 'PaperOneCycle', 'paper_radam',
+           'foreach_radam', 'pad_crop', 'random_pad_crop', 'PadCropCallback', 'CapsuleMixUp', 'CapsuleLearner',
+           'capsule_learner', 'atomic_save', 'get_rng_states', 'set_rng_states', 'CheckpointCallback',
+           'load_checkpoint', 'quiet_learner', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet',
+           'evaluate_checkpoint', 'compile_whole_model', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -91,6 +91,11 @@ class PaperOneCycle:
 def paper_radam(params, lr:float=1e-5, mom:float=0.9, sqr_mom:float=0.999, eps:float=1e-8, wd:float=0.):
     "fastai's `RAdam` with the reference defaults the paper used (betas 0.9, 0.999; eps 1e-8; no weight decay)"
     return RAdam(params, lr, mom=mom, sqr_mom=sqr_mom, eps=eps, wd=wd)
+
+# %% ../nbs/02_training.ipynb #6ec7253a
+def foreach_radam(params, lr:float=1e-5, mom:float=0.9, sqr_mom:float=0.999, eps:float=1e-8, wd:float=0.):
+    "`torch.optim.RAdam` with multi-tensor kernels (`foreach`), wrapped for fastai, with `paper_radam`'s settings"
+    return OptimWrapper(params, opt=torch.optim.RAdam, lr=lr, betas=(mom, sqr_mom), eps=eps, weight_decay=wd, foreach=True)
 
 # %% ../nbs/02_training.ipynb #2755888b
 def pad_crop(x:torch.Tensor, # images [B, C, H, W]
@@ -244,10 +249,12 @@ CKPT_FORMAT = 'capsule_routing.training.checkpoint/1'
 
 def _opt_state(opt) -> dict:
     sd = opt.state_dict()
+    if 'hypers' not in sd: return sd   # a PyTorch optimizer behind `OptimWrapper`: its own state dict
     hypers = [{k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in h.items()} for h in sd['hypers']]
     return {'state': sd['state'], 'hypers': hypers}
 
 def _load_opt_state(opt, sd:dict, device):
+    if 'hypers' not in sd: return opt.load_state_dict(sd)   # PyTorch's moves the state to the parameters' device
     from fastcore.foundation import L
     from fastai.torch_core import to_device
     opt.load_state_dict({'state': to_device(sd['state'], device), 'hypers': L(dict(h) for h in sd['hypers'])})
