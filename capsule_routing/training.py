@@ -20,7 +20,7 @@ from fastai.callback.mixup import MixUp
 from fastai.callback.schedule import ParamScheduler
 from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
-from fastai.learner import Learner
+from fastai.learner import AvgSmoothLoss, Learner, Recorder
 from fastai.optimizer import OptimWrapper, RAdam
 from fastai.torch_core import set_seed
 from .core import default_device
@@ -28,9 +28,10 @@ from .core import default_device
 # %% auto #0
 __all__ = ['CKPT_FORMAT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy', 'PaperOneCycle', 'paper_radam',
            'foreach_radam', 'pad_crop', 'random_pad_crop', 'PadCropCallback', 'CapsuleMixUp', 'CapsuleLearner',
-           'capsule_learner', 'atomic_save', 'get_rng_states', 'set_rng_states', 'CheckpointCallback',
-           'load_checkpoint', 'quiet_learner', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet',
-           'evaluate_checkpoint', 'compile_whole_model', 'train_main', 'smoke_main']
+           'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'atomic_save', 'get_rng_states',
+           'set_rng_states', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'fit_paper',
+           'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model',
+           'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -101,12 +102,13 @@ def foreach_radam(params, lr:float=1e-5, mom:float=0.9, sqr_mom:float=0.999, eps
 def pad_crop(x:torch.Tensor, # images [B, C, H, W]
              pad:int, # pixels of edge padding on each side
              offsets:torch.Tensor, # [B, 2] integer (row, column) offsets of each window in the padded image, in [0, 2*pad]
+             check_offsets:bool=True, # check they lie in range (on a GPU a synchronisation; skip it for offsets drawn in range)
             ) -> torch.Tensor: # [B, C, H, W]: each sample's window of its edge-padded image
     "Crop each sample's window at `offsets` out of its image edge-padded by `pad` pixels, as one gather"
     if x.ndim != 4: raise ValueError(f"expected images [B, C, H, W], got shape {tuple(x.shape)}")
     B, C, H, W = x.shape
     if offsets.shape != (B, 2): raise ValueError(f"expected offsets of shape ({B}, 2), got {tuple(offsets.shape)}")
-    if pad < 0 or offsets.min() < 0 or offsets.max() > 2 * pad:
+    if pad < 0 or (check_offsets and (offsets.min() < 0 or offsets.max() > 2 * pad)):
         raise ValueError(f"offsets must lie in [0, {2*pad}] for pad={pad}, got [{offsets.min().item()}, {offsets.max().item()}]")
     offsets = offsets.to(x.device).long()
     rows = (offsets[:, :1] - pad + torch.arange(H, device=x.device)).clamp(0, H - 1)  # [B, H]
@@ -120,8 +122,8 @@ def random_pad_crop(x:torch.Tensor, # images [B, C, H, W]
                     pad:int=16, # pixels of edge padding on each side
                    ) -> torch.Tensor:
     "Edge-pad each image by `pad` pixels and crop a random window of the original size, independently per sample"
-    offsets = torch.randint(0, 2 * pad + 1, (len(x), 2), device=x.device)  # [B, 2]
-    return pad_crop(x, pad, offsets)
+    offsets = torch.randint(0, 2 * pad + 1, (len(x), 2), device=x.device)  # [B, 2], in range by construction
+    return pad_crop(x, pad, offsets, check_offsets=False)
 
 # %% ../nbs/02_training.ipynb #186eff4a
 class PadCropCallback(Callback):
@@ -176,6 +178,28 @@ class CapsuleLearner(Learner):
         try: super().fit(n_epoch, lr=lr, wd=wd, cbs=cbs, reset_opt=reset_opt, start_epoch=0)
         finally: self.first_epoch = 0
 
+# %% ../nbs/02_training.ipynb #f287b588
+class DeviceSmoothLoss(AvgSmoothLoss):
+    "fastai's smoothed training loss, kept on the loss's device: no host synchronisation per batch"
+    def accumulate(self, learn):
+        self.count += 1
+        loss = learn.loss.detach().mean()
+        self.val = torch.lerp(loss, self.val.to(loss.device), self.beta)
+
+class SmoothLossOnDevice(Callback):
+    "Give the `Recorder` a `DeviceSmoothLoss`, and move its recorded losses to the host after each epoch in one copy"
+    order = Recorder.order + 1   # after the Recorder's own before_fit (which resets its smoothing) and after_epoch
+    def before_fit(self):
+        rec = self.learn.recorder
+        rec.smooth_loss = DeviceSmoothLoss(rec.smooth_loss.beta); rec.smooth_loss.reset()
+    def after_epoch(self): self._to_host()
+    def after_fit(self): self._to_host()
+    def _to_host(self):
+        losses = self.learn.recorder.losses
+        first = len(losses)
+        while first > 0 and losses[first - 1].device.type != 'cpu': first -= 1   # this epoch's, still on the device
+        if first < len(losses): losses[first:] = torch.stack(losses[first:]).cpu().unbind()
+
 # %% ../nbs/02_training.ipynb #cba8285a
 def capsule_learner(dls:DataLoaders, # batches `(*inputs, target)` with integer class targets
                     model:nn.Module, # returns `(a_out, mu_out, sig2_out)`
@@ -190,7 +214,7 @@ def capsule_learner(dls:DataLoaders, # batches `(*inputs, target)` with integer 
     "A `CapsuleLearner` with the paper's loss, optimizer, metric, MixUp and (for images) pad-and-crop augmentation"
     device = torch.device(device) if device is not None else (getattr(dls, 'device', None) or default_device())
     dls.to(device)
-    extra = []
+    extra = [SmoothLossOnDevice()]
     if pad: extra.append(PadCropCallback(pad))
     if isinstance(mixup, Callback): extra.append(mixup)
     elif mixup: extra.append(CapsuleMixUp(mixup))
