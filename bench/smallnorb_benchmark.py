@@ -60,6 +60,7 @@ def main():
     p.add_argument('--n_valid', type=int, default=4_860, help="validation pairs of an epoch (5 held-out toys: 4,860)")
     p.add_argument('--compile_model', action='store_true', help='compile the whole model (compile_whole_model: no finite check, a GPU sync)')
     p.add_argument('--step_by_step', action='store_true', help='on a GPU, route with the step-by-step kernels (Routing.compile_on_gpu = False)')
+    p.add_argument('--compile_mode', default=None, help="torch.compile mode for --compile_model, e.g. 'reduce-overhead' (CUDA graphs)")
     p.add_argument('--explicit_votes', action='store_true', help='form the votes in every routing (Routing.implicit_votes = False), as all routing did before implicit votes')
     p.add_argument('--foreach_radam', action='store_true', help="torch.optim.RAdam's multi-tensor update (foreach_radam) instead of fastai's per-parameter RAdam")
     p.add_argument('--threads', type=int, default=None, help='CPU threads (torch.set_num_threads)')
@@ -77,7 +78,7 @@ def main():
         torch.manual_seed(0)
         dls = tensor_dataloaders(random_pairs(n_train), random_pairs(n_valid, seed=1), args.bs, device, data_device)
         model = SmallNORBCapsNet()
-        if args.compile_model: compile_whole_model(model)
+        if args.compile_model: compile_whole_model(model, mode=args.compile_mode)
         return capsule_learner(dls, model, pad=16, device=device, opt_func=foreach_radam if args.foreach_radam else paper_radam)
 
     rows = []
@@ -105,7 +106,7 @@ def main():
         else: rows.append(('50 epochs at the first epoch\'s rate', f'{50 * first / 60:.1f} min', ''))
     routing_kind = 'compiled equations (TorchInductor)' if device.type == 'cuda' and Routing.compile_on_gpu else 'step-by-step kernels'
     routing_kind += ', first routing with implicit votes' if Routing.implicit_votes else ', votes formed'
-    if args.compile_model: routing_kind += ', whole model compiled, no finite check'
+    if args.compile_model: routing_kind += ', whole model compiled' + (f' (mode {args.compile_mode})' if args.compile_mode else '') + ', no finite check'
     if args.foreach_radam: routing_kind += "; optimizer: torch.optim.RAdam(foreach=True)"
     name = torch.cuda.get_device_name() if device.type == 'cuda' else f'{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads'
     table = '\n'.join([f'smallNORB model ({sum(p.numel() for p in learn.model.parameters()):,} parameters), '
