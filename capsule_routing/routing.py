@@ -362,11 +362,14 @@ def route_with_implicit_votes(
     a_inp:torch.Tensor,    # [..., n_inp] input scores
     mu_inp:torch.Tensor,   # [..., n_inp, d_cov, d_inp] input poses (finite)
     W:torch.Tensor, B:torch.Tensor, beta_use:torch.Tensor, beta_ign:torch.Tensor, # parameters, shared over inputs: W [1, n_out or 1, d_inp, d_out], B [1, n_out, d_cov, d_out]
-    n_iters:int=3, eps:float=1e-5,
+    n_iters:int=3,
+    p_model:str='gaussian',       # only 'gaussian' (the arguments are those of `route_by_the_equations`)
+    eps:float=1e-5,
     B_brk:torch.Tensor|None=None, # only with a variable number of outputs
     n_out:int|None=None,          # only with a variable number of outputs
-) -> tuple: # a_out, mu_out, sig2_out, R of the last iteration, as `route_by_the_equations` (gaussian model)
+) -> tuple: # a_out, mu_out, sig2_out, R of the last iteration, as `route_by_the_equations`
     "Algorithm 1 with gaussian densities, its sums over vote components taken over products of input poses: no vote is formed"
+    if p_model != 'gaussian': raise ValueError(f"implicit votes need gaussian densities, got p_model={p_model!r}")
     if any(t.shape[0] != 1 for t in (W, B, beta_use, beta_ign)):
         raise ValueError(f"needs parameters shared by all inputs, got W {list(W.shape)}, B {list(B.shape)}, betas {list(beta_use.shape)}, {list(beta_ign.shape)}")
     if B_brk is not None: B = B + symmetry_breaking_bias(B_brk, n_out)
@@ -428,9 +431,7 @@ def forward(self:Routing,
     on_gpu = self.compile_on_gpu and a.is_cuda and not compiling
     routed = None
     if uses_implicit_votes(self, n_out, mu.dtype):
-        route = compiled_equations(route_with_implicit_votes) if on_gpu else route_with_implicit_votes
-        routed = route(a, mu, self.W, self.B, self.beta_use, self.beta_use if self.single_beta else self.beta_ign,
-                       self.n_iters, self.eps, getattr(self, 'B_brk', None), n_out)
+        routed = self._by_the_equations(a, mu, n_out, compiled_equations(route_with_implicit_votes) if on_gpu else route_with_implicit_votes)
     elif compiling or on_gpu:
         routed = self._by_the_equations(a, mu, n_out, compiled_equations() if on_gpu else route_by_the_equations, votes=compute_votes_unrolled)
     if routed is not None:
