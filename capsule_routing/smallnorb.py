@@ -472,6 +472,8 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
          cpu:bool=False, # train on the CPU even when a GPU is present
          quiet:bool=False, # no progress bars: one plain line per epoch
          compile_model:bool=False, # compile the whole model (a GPU's fastest; see 06_benchmarks)
+         compile_mode:str=None, # `torch.compile`'s mode for --compile_model, e.g. 'reduce-overhead' (CUDA graphs)
+         optimizer:str='paper_radam', # 'paper_radam' (fastai's RAdam) or 'foreach_radam' (PyTorch's multi-tensor RAdam, fewer kernels)
         ) -> dict:
     "Train the paper's smallNORB model with the paper's regime, select the epoch on held-out training toys, then test it once"
     from capsule_routing.training import train_main
@@ -479,4 +481,4 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
     dls_fn = lambda data, bs, device: smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
     return train_main(dls_fn, lambda dls: SmallNORBCapsNet(), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
                       out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, learner_kwargs=dict(pad=pad),
-                      compile_model=compile_model)
+                      compile_model=compile_model, compile_mode=compile_mode, optimizer=optimizer)

@@ -278,7 +278,12 @@ def _opt_state(opt) -> dict:
     return {'state': sd['state'], 'hypers': hypers}
 
 def _load_opt_state(opt, sd:dict, device):
-    if 'hypers' not in sd: return opt.load_state_dict(sd)   # PyTorch's moves the state to the parameters' device
+    saved_fastai, this_fastai = 'hypers' in sd, 'hypers' in opt.state_dict()
+    if saved_fastai != this_fastai:
+        name = lambda fastai: "fastai's RAdam ('paper_radam')" if fastai else "a PyTorch optimizer ('foreach_radam')"
+        raise ValueError(f"the checkpoint was written by {name(saved_fastai)} and this Learner has {name(this_fastai)}: "
+                         "resume with the optimizer the run started with")
+    if not saved_fastai: return opt.load_state_dict(sd)   # PyTorch's moves the state to the parameters' device
     from fastcore.foundation import L
     from fastai.torch_core import to_device
     opt.load_state_dict({'state': to_device(sd['state'], device), 'hypers': L(dict(h) for h in sd['hypers'])})
@@ -498,6 +503,8 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                monitor:str='capsule_accuracy', # validation value that selects the model evaluated on the test set
                learner_kwargs:dict|None=None, # more arguments for `capsule_learner` (e.g. `pad=16`)
                compile_model:bool=False, # compile the whole model with TorchInductor, without routing's finite check
+               compile_mode:str|None=None, # `torch.compile`'s mode for `compile_model`, e.g. 'reduce-overhead' (CUDA graphs)
+               optimizer:str='paper_radam', # 'paper_radam' (fastai's RAdam) or 'foreach_radam' (PyTorch's multi-tensor RAdam: the same update, fewer kernels)
               ) -> dict:
     "Train with the paper's regime, checkpointing to `out`, then evaluate the best-by-validation model once on the test set"
     out = Path(out)
@@ -506,8 +513,12 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
     dls, test_dl = dls_fn(Path(data), bs=bs, device=device)
     model = model_fn(dls)
-    if compile_model: compile_whole_model(model)
-    learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **(learner_kwargs or {}))
+    optimizers = {'paper_radam': paper_radam, 'foreach_radam': foreach_radam}
+    if optimizer not in optimizers: raise ValueError(f"optimizer must be one of {list(optimizers)}, received {optimizer!r}")
+    if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
+    if compile_model: compile_whole_model(model, mode=compile_mode)
+    learner_kwargs = {'opt_func': optimizers[optimizer], **(learner_kwargs or {})}
+    learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
     print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
     t0 = time.time()
     fit_paper(learn, epochs, lr_max=lr_max, lr_min=lr_min, ckpt_dir=out, resume=resume, monitor=monitor,
@@ -515,6 +526,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     with quiet_learner(learn, quiet):
         test = evaluate_checkpoint(learn, test_dl, out/'best.pth') if test_dl is not None else None
     results = {'epochs': epochs, 'bs': bs, 'lr_max': lr_max, 'lr_min': lr_min, 'seed': seed, 'device': str(device), 'compile_model': compile_model,
+               'compile_mode': compile_mode, 'optimizer': optimizer,
                'n_parameters': sum(p.numel() for p in model.parameters()), 'train_seconds_this_process': time.time() - t0,
                'epoch_seconds': learn.epoch_seconds,
                'best_valid': learn.best_valid, 'test': test}

@@ -230,10 +230,13 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
                        n_iters:int=3, # routing iterations (the paper: 3)
                        width:int=64, # channels of the convolutions (the paper: 64)
                        compile_model:bool=False, # compile the whole model (fastest on a GPU and on a CPU: above, and 06_benchmarks)
+                       compile_mode:str=None, # `torch.compile`'s mode for --compile_model, e.g. 'reduce-overhead' (CUDA graphs)
+                       optimizer:str='paper_radam', # 'paper_radam' (fastai's RAdam) or 'foreach_radam' (PyTorch's multi-tensor RAdam, fewer kernels)
                       ) -> dict:
     "Train and evaluate the 28x28 capsule network on Fashion-MNIST with the paper's regime"
     from capsule_routing.training import train_main
     dls_fn = lambda data, bs, device: fashion_mnist_dataloaders(data, bs, device, n_valid_per_class=n_valid_per_class, seed=seed)
     return train_main(dls_fn, lambda dls: fashion_mnist_capsnet(n_iters=n_iters, n_parts=n_parts, width=width), data=data, epochs=epochs, bs=bs, lr_max=lr_max,
                       lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
-                      learner_kwargs=dict(pad=pad), compile_model=compile_model)
+                      learner_kwargs=dict(pad=pad), compile_model=compile_model,
+                      compile_mode=compile_mode, optimizer=optimizer)
