@@ -10,7 +10,7 @@ paper's one-cycle schedule.
     python bench/smallnorb_benchmark.py --epochs 3 --out bench/results/smallnorb_gpu.md
     python bench/smallnorb_benchmark.py --step_by_step         # on a GPU: the step-by-step routing kernels, not compiled
     python bench/smallnorb_benchmark.py --explicit_votes       # every routing forms its votes (no implicit votes)
-    python bench/smallnorb_benchmark.py --foreach_radam        # torch's multi-tensor RAdam instead of fastai's
+    python bench/smallnorb_benchmark.py --optimizer foreach_radam   # torch's multi-tensor RAdam instead of fastai's
 
 Step time: the median over `--steps` measured steps after `--warmup` steps, each timed from the start of its batch
 (crop, MixUp) to the end of the optimizer step, synchronizing the GPU at both ends. Epochs: wall time of each
@@ -28,7 +28,7 @@ from fastai.callback.core import Callback
 from capsule_routing.core import default_device
 from capsule_routing.routing import Routing
 from capsule_routing.smallnorb import SmallNORBCapsNet
-from capsule_routing.training import capsule_learner, compile_whole_model, fit_paper, foreach_radam, paper_radam, quiet_learner
+from capsule_routing.training import OPTIMIZERS, capsule_learner, compile_whole_model, fit_paper, quiet_learner
 from capsule_routing.vision import tensor_dataloaders
 
 class StepTimer(Callback):
@@ -62,7 +62,7 @@ def main():
     p.add_argument('--step_by_step', action='store_true', help='on a GPU, route with the step-by-step kernels (Routing.compile_on_gpu = False)')
     p.add_argument('--compile_mode', default=None, help="torch.compile mode for --compile_model, e.g. 'reduce-overhead' (CUDA graphs)")
     p.add_argument('--explicit_votes', action='store_true', help='form the votes in every routing (Routing.implicit_votes = False), as all routing did before implicit votes')
-    p.add_argument('--foreach_radam', action='store_true', help="torch.optim.RAdam's multi-tensor update (foreach_radam) instead of fastai's per-parameter RAdam")
+    p.add_argument('--optimizer', default='paper_radam', choices=list(OPTIMIZERS), help="as the training command lines: 'foreach_radam' is torch.optim.RAdam's multi-tensor update, 'paper_radam' fastai's per-parameter RAdam")
     p.add_argument('--threads', type=int, default=None, help='CPU threads (torch.set_num_threads)')
     p.add_argument('--out', default=None, help='also write the table (markdown) to this file')
     args = p.parse_args()
@@ -79,7 +79,7 @@ def main():
         dls = tensor_dataloaders(random_pairs(n_train), random_pairs(n_valid, seed=1), args.bs, device, data_device)
         model = SmallNORBCapsNet()
         if args.compile_model: compile_whole_model(model, mode=args.compile_mode)
-        return capsule_learner(dls, model, pad=16, device=device, opt_func=foreach_radam if args.foreach_radam else paper_radam)
+        return capsule_learner(dls, model, pad=16, device=device, opt_func=OPTIMIZERS[args.optimizer])
 
     rows = []
     if device.type == 'cuda': torch.cuda.reset_peak_memory_stats()
@@ -107,7 +107,7 @@ def main():
     routing_kind = 'compiled equations (TorchInductor)' if device.type == 'cuda' and Routing.compile_on_gpu else 'step-by-step kernels'
     routing_kind += ', first routing with implicit votes' if Routing.implicit_votes else ', votes formed'
     if args.compile_model: routing_kind += ', whole model compiled' + (f' (mode {args.compile_mode})' if args.compile_mode else '') + ', no finite check'
-    if args.foreach_radam: routing_kind += "; optimizer: torch.optim.RAdam(foreach=True)"
+    if args.optimizer == 'foreach_radam': routing_kind += "; optimizer: torch.optim.RAdam(foreach=True)"
     name = torch.cuda.get_device_name() if device.type == 'cuda' else f'{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads'
     table = '\n'.join([f'smallNORB model ({sum(p.numel() for p in learn.model.parameters()):,} parameters), '
                        f'{device.type} ({name}), torch {torch.__version__}, routing: {routing_kind}', '',

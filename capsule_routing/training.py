@@ -26,10 +26,10 @@ from fastai.torch_core import set_seed
 from .core import default_device
 
 # %% auto #0
-__all__ = ['CKPT_FORMAT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy', 'PaperOneCycle', 'paper_radam',
-           'foreach_radam', 'pad_crop', 'random_pad_crop', 'PadCropCallback', 'CapsuleMixUp', 'CapsuleLearner',
-           'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'atomic_save', 'get_rng_states',
-           'set_rng_states', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'fit_paper',
+__all__ = ['OPTIMIZERS', 'CKPT_FORMAT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy', 'PaperOneCycle',
+           'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop', 'PadCropCallback', 'CapsuleMixUp',
+           'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'atomic_save',
+           'get_rng_states', 'set_rng_states', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'fit_paper',
            'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model',
            'train_main', 'smoke_main']
 
@@ -97,6 +97,8 @@ def paper_radam(params, lr:float=1e-5, mom:float=0.9, sqr_mom:float=0.999, eps:f
 def foreach_radam(params, lr:float=1e-5, mom:float=0.9, sqr_mom:float=0.999, eps:float=1e-8, wd:float=0.):
     "`torch.optim.RAdam` with multi-tensor kernels (`foreach`), wrapped for fastai, with `paper_radam`'s settings"
     return OptimWrapper(params, opt=torch.optim.RAdam, lr=lr, betas=(mom, sqr_mom), eps=eps, weight_decay=wd, foreach=True)
+
+OPTIMIZERS = {'paper_radam': paper_radam, 'foreach_radam': foreach_radam}   # by the names the command lines take
 
 # %% ../nbs/02_training.ipynb #2755888b
 def pad_crop(x:torch.Tensor, # images [B, C, H, W]
@@ -278,7 +280,7 @@ def _opt_state(opt) -> dict:
     return {'state': sd['state'], 'hypers': hypers}
 
 def _load_opt_state(opt, sd:dict, device):
-    saved_fastai, this_fastai = 'hypers' in sd, 'hypers' in opt.state_dict()
+    saved_fastai, this_fastai = 'hypers' in sd, not isinstance(opt, OptimWrapper)
     if saved_fastai != this_fastai:
         name = lambda fastai: "fastai's RAdam ('paper_radam')" if fastai else "a PyTorch optimizer ('foreach_radam')"
         raise ValueError(f"the checkpoint was written by {name(saved_fastai)} and this Learner has {name(this_fastai)}: "
@@ -513,11 +515,10 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
     dls, test_dl = dls_fn(Path(data), bs=bs, device=device)
     model = model_fn(dls)
-    optimizers = {'paper_radam': paper_radam, 'foreach_radam': foreach_radam}
-    if optimizer not in optimizers: raise ValueError(f"optimizer must be one of {list(optimizers)}, received {optimizer!r}")
+    if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
     if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
     if compile_model: compile_whole_model(model, mode=compile_mode)
-    learner_kwargs = {'opt_func': optimizers[optimizer], **(learner_kwargs or {})}
+    learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], **(learner_kwargs or {})}
     learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
     print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
     t0 = time.time()
