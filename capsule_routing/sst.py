@@ -323,10 +323,10 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
     dls.c, dls.vocab = n_classes(task), list(SST5_LABELS if task == 'sst5' else SST2_LABELS)
     return dls, dl('test', False)
 
-def sst_model(dls:DataLoaders, architecture:str='paper') -> SSTCapsNet:
+def sst_model(dls:DataLoaders, architecture:str='paper', n_iters:int=3) -> SSTCapsNet:
     "An `SSTCapsNet` shaped for the embeddings and task of `dls` (from `sst_dataloaders`)"
     cache = dls.train.dataset.cache
-    return SSTCapsNet(cache.n_layers, cache.d_emb, dls.c, architecture=architecture)
+    return SSTCapsNet(cache.n_layers, cache.d_emb, dls.c, architecture=architecture, n_iters=n_iters)
 
 # %% ../nbs/04_sst.ipynb #24db5a13
 def logistic_baseline(train:tuple, # `(X [N, F], y [N])`
@@ -406,6 +406,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
               cache_dir:str=None, # parent folder of the embedding caches (default: $CAPSULE_ROUTING_CACHE or ~/.cache/capsule_routing/embeddings)
               train:str='phrases', # training texts: 'phrases' (all unique phrases, the paper) or 'roots'
               architecture:str='paper', # 'paper' (LayerNorm->Linear->Swish) or 'released'
+              n_iters:int=3, # routing iterations of both routings (the paper: 3)
               bs:int=20, # batch size (the paper: 20)
               lr_max:float=5e-4, # peak learning rate
               lr_min:float=1e-5, # first and last learning rate
@@ -417,13 +418,14 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     n_classes(task)                                   # a clear error for an unknown task, before any work
     if architecture not in ('paper', 'released'):
         raise ValueError(f"architecture must be 'paper' or 'released', received {architecture!r}")
+    if n_iters < 1: raise ValueError(f"n_iters must be at least 1, received {n_iters}")
     t0 = time.time()
     dls_fn = partial(sst_dataloaders, task=task, transformer=transformer, cache_dir=cache_dir, train=train,
                      num_workers=num_workers, progress=not quiet)
-    res = train_main(dls_fn, partial(sst_model, architecture=architecture), data=data, epochs=epochs, bs=bs,
+    res = train_main(dls_fn, partial(sst_model, architecture=architecture, n_iters=n_iters), data=data, epochs=epochs, bs=bs,
                      lr_max=lr_max, lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet)
     history = (Path(out)/'history.csv').read_text().splitlines()
-    res.update(task=task, transformer=str(transformer), train=train, architecture=architecture, data=str(data),
+    res.update(task=task, transformer=str(transformer), train=train, architecture=architecture, n_iters=n_iters, data=str(data),
                dev_accuracy_by_epoch=[float(row.split(',')[3]) for row in history[1:]],
                wall_seconds=round(time.time() - t0, 1), torch_threads=torch.get_num_threads())
     (Path(out)/'results.json').write_text(json.dumps(res, indent=2))

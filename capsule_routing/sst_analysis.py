@@ -44,24 +44,27 @@ def class_names(task:str) -> list[str]:
     return list(SST5_LABELS if task == 'sst5' else SST2_LABELS)
 
 def sst_model_from_state_dict(sd:dict, # an `SSTCapsNet` state dict
+                              n_iters:int=3, # routing iterations: not in the weights, so the run's results.json says it
                              ) -> SSTCapsNet:
     "An `SSTCapsNet` shaped by `sd`, with its weights loaded, in eval mode"
     n_layers, d_emb = sd['depth_emb'].shape
     n_parts, n_cls = sd['routings.1.W'].shape[:2]
     arch = 'paper' if sd['detect_parts.0.weight'].ndim == 1 else 'released'
     d_parts = sd['routings.0.W'].shape[2]
-    model = SSTCapsNet(n_layers, d_emb, n_cls, architecture=arch, d_parts=d_parts, n_parts=n_parts)
+    model = SSTCapsNet(n_layers, d_emb, n_cls, architecture=arch, d_parts=d_parts, n_parts=n_parts, n_iters=n_iters)
     model.load_state_dict(sd)
     return model.eval()
 
 def load_run_model(run:str|Path, # a run folder with best.pth (from training) or model.pt (committed)
                   ) -> SSTCapsNet:
-    "The run's dev-selected model: `best.pth`'s weights, else `model.pt`'s"
+    "The run's dev-selected model: `best.pth`'s weights, else `model.pt`'s; routing iterations from its results.json"
     run = Path(run)
     if (run/'best.pth').exists(): sd = load_checkpoint(run/'best.pth')['model']
     elif (run/'model.pt').exists(): sd = torch.load(run/'model.pt', map_location='cpu', weights_only=True)
     else: raise FileNotFoundError(f"{run} holds neither best.pth nor model.pt")
-    return sst_model_from_state_dict(sd)
+    settings = run/'results.json'   # runs from before `n_iters` was an option do not record it: they used 3
+    n_iters = json.loads(settings.read_text()).get('n_iters', 3) if settings.exists() else 3
+    return sst_model_from_state_dict(sd, n_iters)
 
 # %% ../nbs/04b_sst_results.ipynb #35978bb0
 @torch.no_grad()
@@ -199,27 +202,27 @@ def read_runs(folder:str|Path, # a results folder of run folders
     "`run name -> results.json` of every run folder in `folder`"
     return {p.parent.name: json.loads(p.read_text()) for p in sorted(Path(folder).glob('*/results.json'))}
 
-SETUP = ['task', 'transformer', 'train', 'epochs', 'lr_max']   # what a run's settings are, apart from its seed
+SETUP = ['task', 'transformer', 'train', 'epochs', 'lr_max', 'n_iters']   # what a run's settings are, apart from its seed
 
 def runs_table(runs:dict[str, dict], # from `read_runs`
               ) -> pd.DataFrame:
-    "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
+    "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
     rows = [dict(run=name, task=r['task'], transformer=transformer_label(r['transformer']), train=r.get('train', 'phrases'),
-                 epochs=r['epochs'], lr_max=r['lr_max'], seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
+                 epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r.get('n_iters', 3), seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
                  dev_acc=100 * r['best_valid']['value'], test_acc=100 * r['test']['capsule_accuracy'],
                  n_test=r['test']['n_samples'], wall_min=r['wall_seconds'] / 60) for name, r in runs.items()]
-    return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=[False, True, False, True, True, True]).reset_index(drop=True)
+    return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=[False, True, False, True, True, False, True]).reset_index(drop=True)
 
 # %% ../nbs/04b_sst_results.ipynb #06b1a53f
 def summary_table(table:pd.DataFrame, # from `runs_table`
                   baseline:dict|None=None, # `task -> {'dev_acc', 'test_acc', 'C'}` (fractions), from the baseline's json
                   baseline_transformer:str|None=None, # the transformer whose features the baseline used (None: every row's)
                  ) -> pd.DataFrame:
-    "Per setup (task, transformer, training texts, epochs, peak learning rate): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
+    "Per setup (task, transformer, training texts, epochs, peak learning rate, routing iterations): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
     rows = []
-    for (task, transformer, train, epochs, lr_max), g in table.groupby(SETUP, sort=False):
+    for (task, transformer, train, epochs, lr_max, n_iters), g in table.groupby(SETUP, sort=False):
         k, p = len(g), g.test_acc.mean()
-        row = dict(task=task, transformer=transformer, train=train, epochs=epochs, lr_max=lr_max, seeds=k, dev_mean=g.dev_acc.mean(), dev_std=g.dev_acc.std(ddof=1) if k > 1 else np.nan,
+        row = dict(task=task, transformer=transformer, train=train, epochs=epochs, lr_max=lr_max, n_iters=n_iters, seeds=k, dev_mean=g.dev_acc.mean(), dev_std=g.dev_acc.std(ddof=1) if k > 1 else np.nan,
                    test_mean=p, test_std=g.test_acc.std(ddof=1) if k > 1 else np.nan,
                    test_se=100 * np.sqrt(p / 100 * (1 - p / 100) / g.n_test.iloc[0]), wall_min_mean=g.wall_min.mean())
         if baseline and task in baseline and baseline_transformer in (None, transformer):

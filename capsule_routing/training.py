@@ -290,6 +290,10 @@ def _load_opt_state(opt, sd:dict, device):
     from fastai.torch_core import to_device
     opt.load_state_dict({'state': to_device(sd['state'], device), 'hypers': L(dict(h) for h in sd['hypers'])})
 
+def _model_repr(model:nn.Module) -> str:
+    "The model's printed configuration (layers and their settings, e.g. a routing's `n_iters`), compiled or not"
+    return repr(getattr(model, '_orig_mod', model))   # `torch.compile` wraps the module it compiles
+
 class CheckpointCallback(Callback):
     "Save a resumable checkpoint after every epoch (`last.pth`), the best-by-validation weights (`best.pth`) and `history.csv`"
     order = 65  # after Recorder (50) has logged the epoch's metrics, and after ParamScheduler (60)
@@ -315,6 +319,12 @@ class CheckpointCallback(Callback):
                              "the learning-rate schedule would not continue where it stopped")
         if self.schedule is not None and ck.get('schedule') != self.schedule:
             raise ValueError(f"the checkpoint's schedule {ck.get('schedule')} differs from this fit's {self.schedule}")
+        saved, this = ck.get('model_repr'), _model_repr(self.model)   # None: an older checkpoint, which did not record it
+        if saved is not None and saved != this:   # same weights' shapes can hide different settings (routing iterations)
+            line = next((f"{a.strip()!r} in the checkpoint, {b.strip()!r} here" for a, b in
+                         zip(saved.splitlines() + [''], this.splitlines() + ['']) if a != b), 'printed differently')
+            raise ValueError(f"the checkpoint was written by a differently configured model ({line}): "
+                             "resume with the settings the run started with")
         device = next(self.model.parameters()).device
         self.model.load_state_dict(ck['model'])
         _load_opt_state(self.opt, ck['opt'], device)
@@ -343,7 +353,7 @@ class CheckpointCallback(Callback):
         sched = [cb for cb in self.learn.cbs if isinstance(cb, ParamScheduler)]
         atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule,
                      'train_iter': self.learn.train_iter, 'pct_train': float(self.learn.pct_train),
-                     'model': self.model.state_dict(), 'opt': _opt_state(self.opt),
+                     'model': self.model.state_dict(), 'model_repr': _model_repr(self.model), 'opt': _opt_state(self.opt),
                      'best': {'monitor': self.monitor, 'value': self.best, 'epoch': self.best_epoch},
                      'epoch_seconds': self.epoch_seconds,
                      'recorder': {'metric_names': list(rec.metric_names), 'values': [[_num(v) for v in row] for row in rec.values],
