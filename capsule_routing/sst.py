@@ -415,10 +415,8 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
               num_workers:int=0, # DataLoader worker processes
              ) -> dict:
     "Train the paper's SST model on cached hidden states of `transformer`; select by dev accuracy, test once; write results.json"
-    n_classes(task)                                   # a clear error for an unknown task, before any work
-    if architecture not in ('paper', 'released'):
-        raise ValueError(f"architecture must be 'paper' or 'released', received {architecture!r}")
-    if n_iters < 1: raise ValueError(f"n_iters must be at least 1, received {n_iters}")
+    # the model's own checks, on a one-dimensional model of the same settings, before hours of embedding can start
+    SSTCapsNet(n_layers=1, d_emb=1, n_classes=n_classes(task), architecture=architecture, n_iters=n_iters)
     t0 = time.time()
     dls_fn = partial(sst_dataloaders, task=task, transformer=transformer, cache_dir=cache_dir, train=train,
                      num_workers=num_workers, progress=not quiet)

@@ -62,8 +62,8 @@ def load_run_model(run:str|Path, # a run folder with best.pth (from training) or
     if (run/'best.pth').exists(): sd = load_checkpoint(run/'best.pth')['model']
     elif (run/'model.pt').exists(): sd = torch.load(run/'model.pt', map_location='cpu', weights_only=True)
     else: raise FileNotFoundError(f"{run} holds neither best.pth nor model.pt")
-    settings = run/'results.json'   # runs from before `n_iters` was an option do not record it: they used 3
-    n_iters = json.loads(settings.read_text()).get('n_iters', 3) if settings.exists() else 3
+    # runs from before `n_iters` was an option do not record it: they used 3
+    n_iters = run_settings(run).get('n_iters', 3) if (run/'results.json').exists() else 3
     return sst_model_from_state_dict(sd, n_iters)
 
 # %% ../nbs/04b_sst_results.ipynb #35978bb0
