@@ -481,4 +481,5 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
     dls_fn = lambda data, bs, device: smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
     return train_main(dls_fn, lambda dls: SmallNORBCapsNet(), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
                       out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, learner_kwargs=dict(pad=pad),
-                      compile_model=compile_model, compile_mode=compile_mode, optimizer=optimizer)
+                      compile_model=compile_model, compile_mode=compile_mode, optimizer=optimizer,
+                      settings=dict(pad=pad, n_valid_per_category=n_valid_per_category))

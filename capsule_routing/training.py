@@ -29,9 +29,9 @@ from .core import default_device
 __all__ = ['OPTIMIZERS', 'CKPT_FORMAT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy', 'PaperOneCycle',
            'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop', 'PadCropCallback', 'CapsuleMixUp',
            'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'atomic_save',
-           'get_rng_states', 'set_rng_states', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'fit_paper',
-           'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model',
-           'train_main', 'smoke_main']
+           'get_rng_states', 'set_rng_states', 'model_repr', 'check_model_repr', 'CheckpointCallback',
+           'load_checkpoint', 'quiet_learner', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet',
+           'evaluate_checkpoint', 'compile_whole_model', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -193,7 +193,8 @@ class SmoothLossOnDevice(Callback):
     order = Recorder.order + 1   # after the Recorder's own before_fit (which resets its smoothing) and after_epoch
     def before_fit(self):
         rec = self.learn.recorder
-        rec.smooth_loss = DeviceSmoothLoss(rec.smooth_loss.beta); rec.smooth_loss.reset()
+        # set past `Callback.__setattr__`, which warns because the learner also answers `smooth_loss` (from the Recorder)
+        object.__setattr__(rec, 'smooth_loss', DeviceSmoothLoss(rec.smooth_loss.beta)); rec.smooth_loss.reset()
     def after_epoch(self): self._to_host()
     def after_fit(self): self._to_host()
     def _to_host(self):
@@ -290,9 +291,20 @@ def _load_opt_state(opt, sd:dict, device):
     from fastai.torch_core import to_device
     opt.load_state_dict({'state': to_device(sd['state'], device), 'hypers': L(dict(h) for h in sd['hypers'])})
 
-def _model_repr(model:nn.Module) -> str:
+def model_repr(model:nn.Module) -> str:
     "The model's printed configuration (layers and their settings, e.g. a routing's `n_iters`), compiled or not"
     return repr(getattr(model, '_orig_mod', model))   # `torch.compile` wraps the module it compiles
+
+def check_model_repr(saved:str|None, # a checkpoint's `model_repr` (None: an older checkpoint, which did not record it)
+                     model:nn.Module, # the model about to receive its weights
+                     action:str='load it', # what the message tells the user to do with the run's settings
+                    ):
+    "Refuse a checkpoint written by a differently configured model: same weights' shapes can hide different settings (routing iterations)"
+    this = model_repr(model)
+    if saved is None or saved == this: return
+    line = next((f"{a.strip()!r} in the checkpoint, {b.strip()!r} here" for a, b in
+                 zip(saved.splitlines() + [''], this.splitlines() + ['']) if a != b), 'printed differently')
+    raise ValueError(f"the checkpoint was written by a differently configured model ({line}): {action} with the settings the run used")
 
 class CheckpointCallback(Callback):
     "Save a resumable checkpoint after every epoch (`last.pth`), the best-by-validation weights (`best.pth`) and `history.csv`"
@@ -310,7 +322,7 @@ class CheckpointCallback(Callback):
 
     def before_fit(self):
         self.best, self.best_epoch = None, None
-        self.epoch_seconds = []   # wall time of each epoch, training and validation
+        self.epoch_times = []   # wall time of each epoch, training and validation (`fit_paper` hands it to the learner as `epoch_seconds`)
         for stale in self.ckpt_dir.glob('.*.tmp'): stale.unlink()  # left by a run killed while writing
         ck = self.resume_from
         if ck is None: return
@@ -319,17 +331,12 @@ class CheckpointCallback(Callback):
                              "the learning-rate schedule would not continue where it stopped")
         if self.schedule is not None and ck.get('schedule') != self.schedule:
             raise ValueError(f"the checkpoint's schedule {ck.get('schedule')} differs from this fit's {self.schedule}")
-        saved, this = ck.get('model_repr'), _model_repr(self.model)   # None: an older checkpoint, which did not record it
-        if saved is not None and saved != this:   # same weights' shapes can hide different settings (routing iterations)
-            line = next((f"{a.strip()!r} in the checkpoint, {b.strip()!r} here" for a, b in
-                         zip(saved.splitlines() + [''], this.splitlines() + ['']) if a != b), 'printed differently')
-            raise ValueError(f"the checkpoint was written by a differently configured model ({line}): "
-                             "resume with the settings the run started with")
+        check_model_repr(ck.get('model_repr'), self.model, 'resume')
         device = next(self.model.parameters()).device
         self.model.load_state_dict(ck['model'])
         _load_opt_state(self.opt, ck['opt'], device)
         self.best, self.best_epoch = ck['best']['value'], ck['best']['epoch']
-        self.epoch_seconds = list(ck.get('epoch_seconds', [None] * (ck['epoch'] + 1)))   # None: not recorded by an older checkpoint
+        self.epoch_times = list(ck.get('epoch_seconds', [None] * (ck['epoch'] + 1)))   # None: not recorded by an older checkpoint
         rec = self.learn.recorder
         rec.values = [list(v) for v in ck['recorder']['values']]
         rec.lrs, rec.iters = list(ck['recorder']['lrs']), list(ck['recorder']['iters'])
@@ -343,19 +350,19 @@ class CheckpointCallback(Callback):
     def before_epoch(self): self._epoch_start = time.time()
 
     def after_epoch(self):
-        self.epoch_seconds.append(round(time.time() - self._epoch_start, 1))
+        self.epoch_times.append(round(time.time() - self._epoch_start, 1))
         value = self._monitored()
         if value is not None and (self.best is None or self.comp(value, self.best)):
             self.best, self.best_epoch = value, self.epoch
-            atomic_save({'format': CKPT_FORMAT, 'model': self.model.state_dict(), 'epoch': self.epoch,
-                         'monitor': self.monitor, 'value': value}, self.ckpt_dir/'best.pth')
+            atomic_save({'format': CKPT_FORMAT, 'model': self.model.state_dict(), 'model_repr': model_repr(self.model),
+                         'epoch': self.epoch, 'monitor': self.monitor, 'value': value}, self.ckpt_dir/'best.pth')
         rec = self.learn.recorder
         sched = [cb for cb in self.learn.cbs if isinstance(cb, ParamScheduler)]
         atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule,
                      'train_iter': self.learn.train_iter, 'pct_train': float(self.learn.pct_train),
-                     'model': self.model.state_dict(), 'model_repr': _model_repr(self.model), 'opt': _opt_state(self.opt),
+                     'model': self.model.state_dict(), 'model_repr': model_repr(self.model), 'opt': _opt_state(self.opt),
                      'best': {'monitor': self.monitor, 'value': self.best, 'epoch': self.best_epoch},
-                     'epoch_seconds': self.epoch_seconds,
+                     'epoch_seconds': self.epoch_times,
                      'recorder': {'metric_names': list(rec.metric_names), 'values': [[_num(v) for v in row] for row in rec.values],
                                   'lrs': [float(v) for v in rec.lrs], 'iters': [int(v) for v in rec.iters],
                                   'losses': torch.stack([torch.as_tensor(v).detach().cpu() for v in rec.losses])
@@ -437,7 +444,7 @@ def fit_paper(learn:Learner, # from `capsule_learner`
             learn.fit(n_epochs, cbs=[sched, ckpt] + list(cbs or []), start_epoch=start)
     finally: learn.loss_func, learn.logger = loss_func, logger
     learn.best_valid = {'monitor': monitor, 'value': ckpt.best, 'epoch': ckpt.best_epoch}
-    learn.epoch_seconds = ckpt.epoch_seconds   # every epoch's wall time, those of interrupted processes included
+    learn.epoch_seconds = ckpt.epoch_times   # every epoch's wall time, those of interrupted processes included
     return learn
 
 # %% ../nbs/02_training.ipynb #6cbf2f0c
@@ -478,6 +485,7 @@ def evaluate_checkpoint(learn:Learner, # a learner whose model has the checkpoin
     "Load the saved weights (the best-by-validation model by default) into `learn.model` and return its loss and metrics on `dl`"
     path = Path(path) if path is not None else Path(learn.path)/learn.model_dir/'best.pth'
     ck = load_checkpoint(path)
+    check_model_repr(ck.get('model_repr'), learn.model, 'evaluate it')
     learn.model.load_state_dict(ck['model'])
     learn.model.to(learn.dls.device or default_device())
     values = learn.validate(dl=dl)
@@ -517,6 +525,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                compile_model:bool=False, # compile the whole model with TorchInductor, without routing's finite check
                compile_mode:str|None=None, # `torch.compile`'s mode for `compile_model`, e.g. 'reduce-overhead' (CUDA graphs)
                optimizer:str='paper_radam', # 'paper_radam' (fastai's RAdam) or 'foreach_radam' (PyTorch's multi-tensor RAdam: the same update, fewer kernels)
+               settings:dict|None=None, # the data module's own settings (model size, augmentation, split), recorded in results.json
               ) -> dict:
     "Train with the paper's regime, checkpointing to `out`, then evaluate the best-by-validation model once on the test set"
     out = Path(out)
@@ -537,7 +546,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     with quiet_learner(learn, quiet):
         test = evaluate_checkpoint(learn, test_dl, out/'best.pth') if test_dl is not None else None
     results = {'epochs': epochs, 'bs': bs, 'lr_max': lr_max, 'lr_min': lr_min, 'seed': seed, 'device': str(device), 'compile_model': compile_model,
-               'compile_mode': compile_mode, 'optimizer': optimizer,
+               'compile_mode': compile_mode, 'optimizer': optimizer, **({'settings': settings} if settings else {}),
                'n_parameters': sum(p.numel() for p in model.parameters()), 'train_seconds_this_process': time.time() - t0,
                'epoch_seconds': learn.epoch_seconds,
                'best_valid': learn.best_valid, 'test': test}
@@ -551,11 +560,11 @@ def _synthetic_dls_fn(data, bs=20, device=None):
     return dls, DataLoader(list(zip(*synthetic_textures(60, seed=99))), bs=bs, device=device)
 
 @call_parse
-@delegates(train_main, but=['dls_fn', 'model_fn', 'learner_kwargs', 'data'])
+@delegates(train_main, but=['dls_fn', 'model_fn', 'learner_kwargs', 'data', 'settings'])
 def smoke_main(pad:int=2, # pixels of edge padding for random crops
                lr_max:float=0.1, # peak learning rate (a tiny model, few steps)
                lr_min:float=5e-3, # first and last learning rate
                **kwargs):
     "Smoke-test the training pipeline on synthetic 8x8 textures with a tiny model"
     return train_main(_synthetic_dls_fn, lambda dls: TinyCapsuleNet(), lr_max=lr_max, lr_min=lr_min,
-                      learner_kwargs=dict(pad=pad), **kwargs)
+                      learner_kwargs=dict(pad=pad), settings=dict(pad=pad), **kwargs)

@@ -239,4 +239,5 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
     return train_main(dls_fn, lambda dls: fashion_mnist_capsnet(n_iters=n_iters, n_parts=n_parts, width=width), data=data, epochs=epochs, bs=bs, lr_max=lr_max,
                       lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
                       learner_kwargs=dict(pad=pad), compile_model=compile_model,
-                      compile_mode=compile_mode, optimizer=optimizer)
+                      compile_mode=compile_mode, optimizer=optimizer,
+                      settings=dict(n_parts=n_parts, n_iters=n_iters, width=width, pad=pad, n_valid_per_class=n_valid_per_class))
