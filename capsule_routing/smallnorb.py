@@ -404,6 +404,11 @@ class SmallNORBCapsNet(nn.Module):
                  n_iters:int=3, # routing iterations
                 ):
         super().__init__()
+        for name, v in dict(n_channels=n_channels, n_classes=n_classes, n_parts=n_parts, width=width, d_pose=d_pose).items():
+            if not (isinstance(v, int) and v >= 1): raise ValueError(f"{name} must be a positive int, received {v!r}")
+        if not (len(strides) and all(isinstance(s, int) and s >= 1 for s in strides)):
+            raise ValueError(f"strides must be positive ints, one per convolution; received {strides!r}")
+        if not (isinstance(padding, int) and padding >= 0): raise ValueError(f"padding must be an int >= 0, received {padding!r}")
         self.n_channels, self.n_parts, self.d_pose, self.strides, self.padding = n_channels, n_parts, d_pose, tuple(strides), padding
         blocks, c_in = [], n_channels + 2
         for stride in strides:

@@ -528,14 +528,18 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                settings:dict|None=None, # the data module's own settings (model size, augmentation, split), recorded in results.json
               ) -> dict:
     "Train with the paper's regime, checkpointing to `out`, then evaluate the best-by-validation model once on the test set"
+    # refused before any data is read (smallNORB's files take a while)
+    for name, v in dict(epochs=epochs, bs=bs).items():
+        if not (isinstance(v, int) and v >= 1): raise ValueError(f"{name} must be a positive int, received {v!r}")
+    if not 0 < lr_min <= lr_max: raise ValueError(f"learning rates must satisfy 0 < lr_min <= lr_max, received lr_min={lr_min}, lr_max={lr_max}")
+    if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
+    if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
     out = Path(out)
     set_seed(seed, reproducible=True)
     device = torch.device('cpu') if cpu else default_device()
     if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
     dls, test_dl = dls_fn(Path(data), bs=bs, device=device)
     model = model_fn(dls)
-    if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
-    if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
     if compile_model: compile_whole_model(model, mode=compile_mode)
     learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], **(learner_kwargs or {})}
     learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
