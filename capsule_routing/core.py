@@ -9,7 +9,8 @@ from pathlib import Path
 import torch
 
 # %% auto #0
-__all__ = ['project_root', 'shared_dir', 'shared_required', 'shared_file', 'open_maybe_gzip', 'default_device']
+__all__ = ['project_root', 'shared_dir', 'shared_required', 'shared_file', 'open_maybe_gzip', 'default_device',
+           'check_positive_ints']
 
 # %% ../nbs/00_core.ipynb #e0048397
 def project_root(start:Path|None=None) -> Path|None:
@@ -53,3 +54,9 @@ def open_maybe_gzip(path, mode:str='rb'):
 def default_device() -> torch.device:
     "The GPU when there is one, else the CPU"
     return torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+
+# %% ../nbs/00_core.ipynb #07737f8b
+def check_positive_ints(**values):
+    "Raise `ValueError` naming the first of `values` that is not an int of at least 1"
+    for name, value in values.items():
+        if not (isinstance(value, int) and value >= 1): raise ValueError(f"{name} must be a positive int; received {value!r}")

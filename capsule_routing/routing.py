@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools, torch, torch.nn as nn, torch.nn.functional as F
 from typing import Callable
 from torch.autograd.function import once_differentiable
+from .core import check_positive_ints
 
 # %% auto #0
 __all__ = ['INPUT_BLOCK', 'compute_votes', 'symmetry_breaking_bias', 'log_densities', 'e_step', 'd_step', 'm_step',
@@ -225,8 +226,7 @@ class Routing(nn.Module):
         eps:float=1e-5,         # keeps means and variances finite
     ):
         super().__init__()
-        for name, value in dict(d_cov=d_cov, d_inp=d_inp, d_out=d_out, n_iters=n_iters).items():
-            if not (isinstance(value, int) and value >= 1): raise ValueError(f"{name} must be a positive int; received {value!r}")
+        check_positive_ints(d_cov=d_cov, d_inp=d_inp, d_out=d_out, n_iters=n_iters)
         for name, value in dict(n_inp=n_inp, n_out=n_out).items():
             if not (isinstance(value, int) and (value >= 1 or value == -1)): raise ValueError(f"{name} must be a positive int or -1 (variable); received {value!r}")
         if p_model not in ('gaussian', 'skm'): raise ValueError(f"p_model must be 'gaussian' or 'skm'; received {p_model!r}")

@@ -14,7 +14,7 @@ from urllib.request import Request, urlopen
 import numpy as np
 import torch
 from torch import nn
-from .core import open_maybe_gzip
+from .core import open_maybe_gzip, check_positive_ints
 
 # %% auto #0
 __all__ = ['NORB_MAGIC', 'NORB_MAGIC_OF', 'SMALLNORB_URL', 'SMALLNORB_PREFIX', 'SMALLNORB_KINDS', 'SMALLNORB_CLASSES',
@@ -404,8 +404,7 @@ class SmallNORBCapsNet(nn.Module):
                  n_iters:int=3, # routing iterations
                 ):
         super().__init__()
-        for name, v in dict(n_channels=n_channels, n_classes=n_classes, n_parts=n_parts, width=width, d_pose=d_pose).items():
-            if not (isinstance(v, int) and v >= 1): raise ValueError(f"{name} must be a positive int, received {v!r}")
+        check_positive_ints(n_channels=n_channels, n_classes=n_classes, n_parts=n_parts, width=width, d_pose=d_pose)
         if not (len(strides) and all(isinstance(s, int) and s >= 1 for s in strides)):
             raise ValueError(f"strides must be positive ints, one per convolution; received {strides!r}")
         if not (isinstance(padding, int) and padding >= 0): raise ValueError(f"padding must be an int >= 0, received {padding!r}")

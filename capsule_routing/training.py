@@ -23,7 +23,7 @@ from fastai.data.load import DataLoader
 from fastai.learner import AvgSmoothLoss, Learner, Recorder
 from fastai.optimizer import OptimWrapper, RAdam
 from fastai.torch_core import set_seed
-from .core import default_device
+from .core import default_device, check_positive_ints
 
 # %% auto #0
 __all__ = ['OPTIMIZERS', 'CKPT_FORMAT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy', 'PaperOneCycle',
@@ -529,8 +529,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
               ) -> dict:
     "Train with the paper's regime, checkpointing to `out`, then evaluate the best-by-validation model once on the test set"
     # refused before any data is read (smallNORB's files take a while)
-    for name, v in dict(epochs=epochs, bs=bs).items():
-        if not (isinstance(v, int) and v >= 1): raise ValueError(f"{name} must be a positive int, received {v!r}")
+    check_positive_ints(epochs=epochs, bs=bs)
     if not 0 < lr_min <= lr_max: raise ValueError(f"learning rates must satisfy 0 < lr_min <= lr_max, received lr_min={lr_min}, lr_max={lr_max}")
     if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
     if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
