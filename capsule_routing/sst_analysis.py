@@ -207,29 +207,30 @@ def read_runs(folder:str|Path, # a results folder of run folders
     "`run name -> results.json` of every run folder in `folder`"
     return {p.parent.name: json.loads(p.read_text()) for p in sorted(Path(folder).glob('*/results.json'))}
 
-SETUP = ['task', 'transformer', 'train', 'epochs', 'lr_max', 'n_iters']   # what a run's settings are, apart from its seed
+SETUP = ['task', 'transformer', 'train', 'epochs', 'lr_max', 'n_iters', 'architecture']   # what a run's settings are, apart from its seed
 
 def runs_table(runs:dict[str, dict], # from `read_runs`
               ) -> pd.DataFrame:
-    "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
+    "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
     rows = [dict(run=name, task=r['task'], transformer=transformer_label(r['transformer']), train=r.get('train', 'phrases'),
-                 epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r.get('n_iters', 3), seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
+                 epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r.get('n_iters', 3), architecture=r.get('architecture', 'paper'), seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
                  dev_acc=100 * r['best_valid']['value'], test_acc=100 * r['test']['capsule_accuracy'],
                  n_test=r['test']['n_samples'], wall_min=r['wall_seconds'] / 60) for name, r in runs.items()]
-    return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=[False, True, False, True, True, False, True]).reset_index(drop=True)
+    return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=[False, True, False, True, True, False, False, True]).reset_index(drop=True)
 
 # %% ../nbs/04b_sst_results.ipynb #06b1a53f
 def summary_table(table:pd.DataFrame, # from `runs_table`
                   baseline:dict|None=None, # `task -> {'dev_acc', 'test_acc', 'C'}` (fractions), from the baseline's json
                   baseline_transformer:str|None=None, # the transformer whose features the baseline used (None: every row's)
                  ) -> pd.DataFrame:
-    "Per setup (task, transformer, training texts, epochs, peak learning rate, routing iterations): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
+    "Per setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
     rows = []
-    for (task, transformer, train, epochs, lr_max, n_iters), g in table.groupby(SETUP, sort=False):
+    for setup, g in table.groupby(SETUP, sort=False):
         k, p = len(g), g.test_acc.mean()
-        row = dict(task=task, transformer=transformer, train=train, epochs=epochs, lr_max=lr_max, n_iters=n_iters, seeds=k, dev_mean=g.dev_acc.mean(), dev_std=g.dev_acc.std(ddof=1) if k > 1 else np.nan,
+        row = dict(zip(SETUP, setup), seeds=k, dev_mean=g.dev_acc.mean(), dev_std=g.dev_acc.std(ddof=1) if k > 1 else np.nan,
                    test_mean=p, test_std=g.test_acc.std(ddof=1) if k > 1 else np.nan,
                    test_se=100 * np.sqrt(p / 100 * (1 - p / 100) / g.n_test.iloc[0]), wall_min_mean=g.wall_min.mean())
+        task, transformer = row['task'], row['transformer']
         if baseline and task in baseline and baseline_transformer in (None, transformer):
             row.update(baseline_dev=100 * baseline[task]['dev_acc'], baseline_test=100 * baseline[task]['test_acc'],
                        baseline_C=baseline[task]['C'])
