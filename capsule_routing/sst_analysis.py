@@ -207,23 +207,23 @@ def read_runs(folder:str|Path, # a results folder of run folders
     "`run name -> results.json` of every run folder in `folder`"
     return {p.parent.name: json.loads(p.read_text()) for p in sorted(Path(folder).glob('*/results.json'))}
 
-SETUP = ['task', 'transformer', 'train', 'epochs', 'lr_max', 'n_iters', 'architecture']   # what a run's settings are, apart from its seed
+SETUP = ['task', 'transformer', 'train', 'epochs', 'lr_max', 'n_iters', 'architecture', 'mixup']   # what a run's settings are, apart from its seed
 
 def runs_table(runs:dict[str, dict], # from `read_runs`
               ) -> pd.DataFrame:
-    "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
+    "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, MixUp's alpha), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
     rows = [dict(run=name, task=r['task'], transformer=transformer_label(r['transformer']), train=r.get('train', 'phrases'),
-                 epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r.get('n_iters', 3), architecture=r.get('architecture', 'paper'), seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
+                 epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r.get('n_iters', 3), architecture=r.get('architecture', 'paper'), mixup=r.get('mixup', 0.2), seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
                  dev_acc=100 * r['best_valid']['value'], test_acc=100 * r['test']['capsule_accuracy'],
                  n_test=r['test']['n_samples'], wall_min=r['wall_seconds'] / 60) for name, r in runs.items()]
-    return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=[False, True, False, True, True, False, False, True]).reset_index(drop=True)
+    return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=[False, True, False, True, True, False, False, False, True]).reset_index(drop=True)
 
 # %% ../nbs/04b_sst_results.ipynb #06b1a53f
 def summary_table(table:pd.DataFrame, # from `runs_table`
                   baseline:dict|None=None, # `task -> {'dev_acc', 'test_acc', 'C'}` (fractions), from the baseline's json
                   baseline_transformer:str|None=None, # the transformer whose features the baseline used (None: every row's)
                  ) -> pd.DataFrame:
-    "Per setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
+    "Per setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, MixUp's alpha): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
     rows = []
     for setup, g in table.groupby(SETUP, sort=False):
         k, p = len(g), g.test_acc.mean()
