@@ -17,7 +17,7 @@ from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, embed_to_
 from .training import load_checkpoint, atomic_save, check_model_repr, CKPT_FORMAT
 
 # %% auto #0
-__all__ = ['RUN_FILES', 'OPTIONAL_RUN_FILES', 'SETUP', 'run_settings', 'transformer_label', 'class_names',
+__all__ = ['RUN_FILES', 'OPTIONAL_RUN_FILES', 'SETUP_ORDER', 'SETUP', 'run_settings', 'transformer_label', 'class_names',
            'sst_model_from_state_dict', 'load_run_model', 'predict_cached', 'predict_run', 'collect_run',
            'cache_summary', 'collect_sst_results', 'sst_analysis_cli', 'read_runs', 'runs_table', 'summary_table',
            'sst2_from_sst5', 'ensemble_predictions', 'read_histories', 'plot_validation_curves', 'confusion_counts',
@@ -207,7 +207,9 @@ def read_runs(folder:str|Path, # a results folder of run folders
     "`run name -> results.json` of every run folder in `folder`"
     return {p.parent.name: json.loads(p.read_text()) for p in sorted(Path(folder).glob('*/results.json'))}
 
-SETUP = ['task', 'transformer', 'train', 'epochs', 'lr_max', 'n_iters', 'architecture', 'mixup']   # what a run's settings are, apart from its seed
+# what a run's settings are, apart from its seed, each with the direction the tables sort it in (True: ascending)
+SETUP_ORDER = dict(task=False, transformer=True, train=False, epochs=True, lr_max=True, n_iters=False, architecture=False, mixup=False)
+SETUP = list(SETUP_ORDER)
 
 def runs_table(runs:dict[str, dict], # from `read_runs`
               ) -> pd.DataFrame:
@@ -216,7 +218,7 @@ def runs_table(runs:dict[str, dict], # from `read_runs`
                  epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r.get('n_iters', 3), architecture=r.get('architecture', 'paper'), mixup=r.get('mixup', 0.2), seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
                  dev_acc=100 * r['best_valid']['value'], test_acc=100 * r['test']['capsule_accuracy'],
                  n_test=r['test']['n_samples'], wall_min=r['wall_seconds'] / 60) for name, r in runs.items()]
-    return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=[False, True, False, True, True, False, False, False, True]).reset_index(drop=True)
+    return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=list(SETUP_ORDER.values()) + [True]).reset_index(drop=True)
 
 # %% ../nbs/04b_sst_results.ipynb #06b1a53f
 def summary_table(table:pd.DataFrame, # from `runs_table`
