@@ -29,9 +29,9 @@ from .core import default_device, check_positive_ints
 __all__ = ['OPTIMIZERS', 'CKPT_FORMAT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy', 'PaperOneCycle',
            'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop', 'PadCropCallback', 'CapsuleMixUp',
            'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'atomic_save',
-           'get_rng_states', 'set_rng_states', 'model_repr', 'check_model_repr', 'CheckpointCallback',
-           'load_checkpoint', 'quiet_learner', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet',
-           'evaluate_checkpoint', 'compile_whole_model', 'train_main', 'smoke_main']
+           'get_rng_states', 'set_rng_states', 'augmentation_repr', 'model_repr', 'check_model_repr',
+           'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'fit_paper', 'synthetic_textures', 'synthetic_dls',
+           'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -136,6 +136,7 @@ class PadCropCallback(Callback):
         xb = list(self.learn.xb)
         xb[self.inp_idx] = random_pad_crop(xb[self.inp_idx], self.pad)
         self.learn.xb = tuple(xb)
+    def __repr__(self): return f"PadCropCallback(pad={self.pad}, inp_idx={self.inp_idx})"
 
 # %% ../nbs/02_training.ipynb #5bbdfba5
 from fastai.callback.mixup import MixHandler
@@ -291,6 +292,10 @@ def _load_opt_state(opt, sd:dict, device):
     from fastai.torch_core import to_device
     opt.load_state_dict({'state': to_device(sd['state'], device), 'hypers': L(dict(h) for h in sd['hypers'])})
 
+def augmentation_repr(learn:Learner) -> list[str]:
+    "The printed settings of the learner's training-data augmentation (MixUp, pad-and-crop), which a resumed run must keep"
+    return [repr(cb) for cb in learn.cbs if isinstance(cb, (MixHandler, PadCropCallback))]
+
 def model_repr(model:nn.Module) -> str:
     "The model's printed configuration (layers and their settings, e.g. a routing's `n_iters`), compiled or not"
     return repr(getattr(model, '_orig_mod', model))   # `torch.compile` wraps the module it compiles
@@ -331,6 +336,10 @@ class CheckpointCallback(Callback):
                              "the learning-rate schedule would not continue where it stopped")
         if self.schedule is not None and ck.get('schedule') != self.schedule:
             raise ValueError(f"the checkpoint's schedule {ck.get('schedule')} differs from this fit's {self.schedule}")
+        augmentation = augmentation_repr(self.learn)
+        if 'augmentation' in ck and ck['augmentation'] != augmentation:   # older checkpoints did not record it
+            raise ValueError(f"the checkpoint's run trained with augmentation {ck['augmentation']}, this fit with {augmentation}: "
+                             "resume with the settings the run used")
         check_model_repr(ck.get('model_repr'), self.model, 'resume')
         device = next(self.model.parameters()).device
         self.model.load_state_dict(ck['model'])
@@ -359,6 +368,7 @@ class CheckpointCallback(Callback):
         rec = self.learn.recorder
         sched = [cb for cb in self.learn.cbs if isinstance(cb, ParamScheduler)]
         atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule,
+                     'augmentation': augmentation_repr(self.learn),
                      'train_iter': self.learn.train_iter, 'pct_train': float(self.learn.pct_train),
                      'model': self.model.state_dict(), 'model_repr': model_repr(self.model), 'opt': _opt_state(self.opt),
                      'best': {'monitor': self.monitor, 'value': self.best, 'epoch': self.best_epoch},
