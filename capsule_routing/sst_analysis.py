@@ -17,20 +17,23 @@ from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, embed_to_
 from .training import load_checkpoint, atomic_save, check_model_repr, CKPT_FORMAT
 
 # %% auto #0
-__all__ = ['RUN_FILES', 'OPTIONAL_RUN_FILES', 'SETUP_ORDER', 'SETUP', 'run_settings', 'transformer_label', 'class_names',
-           'sst_model_from_state_dict', 'load_run_model', 'predict_cached', 'predict_run', 'collect_run',
+__all__ = ['UNRECORDED_SETTINGS', 'RUN_FILES', 'OPTIONAL_RUN_FILES', 'SETUP_ORDER', 'SETUP', 'run_settings', 'transformer_label',
+           'class_names', 'sst_model_from_state_dict', 'load_run_model', 'predict_cached', 'predict_run', 'collect_run',
            'cache_summary', 'collect_sst_results', 'sst_analysis_cli', 'read_runs', 'runs_table', 'summary_table',
            'sst2_from_sst5', 'ensemble_predictions', 'read_histories', 'plot_validation_curves', 'confusion_counts',
            'plot_confusion', 'routing_shares', 'sst_routing', 'embed_texts', 'relative_use', 'plot_token_depth',
            'plot_token_class']
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
+# settings that older runs' results.json did not record, at the values those runs used
+UNRECORDED_SETTINGS = dict(train='phrases', n_iters=3, architecture='paper', mixup=0.2)
+
 def run_settings(run:str|Path, # a run folder holding results.json
                 ) -> dict:
-    "The run's `results.json` as a dict"
+    "The run's `results.json` as a dict, with `UNRECORDED_SETTINGS` for what an older run did not record"
     path = Path(run)/'results.json'
     if not path.exists(): raise FileNotFoundError(f"{path} does not exist: is the run finished?")
-    return json.loads(path.read_text())
+    return {**UNRECORDED_SETTINGS, **json.loads(path.read_text())}
 
 def transformer_label(name:str, # a hub name or a local folder
                      ) -> str:
@@ -64,7 +67,7 @@ def load_run_model(run:str|Path, # a run folder with best.pth (from training) or
         sd, printed = ck['model'], ck.get('model_repr')   # the model's printed configuration, in newer checkpoints
     elif (run/'model.pt').exists(): sd = torch.load(run/'model.pt', map_location='cpu', weights_only=True)
     else: raise FileNotFoundError(f"{run} holds neither best.pth nor model.pt")
-    if (run/'results.json').exists(): n_iters = run_settings(run).get('n_iters', 3)   # older runs did not record it: 3
+    if (run/'results.json').exists(): n_iters = run_settings(run)['n_iters']
     elif printed is not None: n_iters = int(re.search(r'n_iters=(\d+)', printed)[1])     # an unfinished run
     else: n_iters = 3
     model = sst_model_from_state_dict(sd, n_iters)
@@ -204,8 +207,8 @@ if __name__ == '__main__' and Path(globals().get('__file__', '')).name == 'sst_a
 # %% ../nbs/04b_sst_results.ipynb #dd2639ee
 def read_runs(folder:str|Path, # a results folder of run folders
              ) -> dict[str, dict]:
-    "`run name -> results.json` of every run folder in `folder`"
-    return {p.parent.name: json.loads(p.read_text()) for p in sorted(Path(folder).glob('*/results.json'))}
+    "`run name -> run_settings(run)` of every run folder in `folder`"
+    return {p.parent.name: run_settings(p.parent) for p in sorted(Path(folder).glob('*/results.json'))}
 
 # what a run's settings are, apart from its seed, each with the direction the tables sort it in (True: ascending)
 SETUP_ORDER = dict(task=False, transformer=True, train=False, epochs=True, lr_max=True, n_iters=False, architecture=False, mixup=False)
@@ -214,8 +217,8 @@ SETUP = list(SETUP_ORDER)
 def runs_table(runs:dict[str, dict], # from `read_runs`
               ) -> pd.DataFrame:
     "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, MixUp's alpha), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
-    rows = [dict(run=name, task=r['task'], transformer=transformer_label(r['transformer']), train=r.get('train', 'phrases'),
-                 epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r.get('n_iters', 3), architecture=r.get('architecture', 'paper'), mixup=r.get('mixup', 0.2), seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
+    rows = [dict(run=name, task=r['task'], transformer=transformer_label(r['transformer']), train=r['train'],
+                 epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r['n_iters'], architecture=r['architecture'], mixup=r['mixup'], seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
                  dev_acc=100 * r['best_valid']['value'], test_acc=100 * r['test']['capsule_accuracy'],
                  n_test=r['test']['n_samples'], wall_min=r['wall_seconds'] / 60) for name, r in runs.items()]
     return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=list(SETUP_ORDER.values()) + [True]).reset_index(drop=True)
