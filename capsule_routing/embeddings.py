@@ -238,14 +238,32 @@ class EmbeddingCache:
                                       shape=(s['n_tokens'], self.n_layers, self.d_emb))
         return self._maps[k]
 
-    def __getitem__(self, i:int) -> np.ndarray:
-        "Text `i`'s hidden states [n_i, L, D]: a view into the memory-mapped shard (nothing is read until used)"
+    def _span(self, i:int) -> tuple[int, int, int]:
+        "`(shard, first row, end row)` of text `i` within its shard's [n_tokens, L, D] array"
         n = len(self)
         if not -n <= i < n: raise IndexError(f"text index {i} out of range for a cache of {n} texts")
         i = i % n
         k = i // self.shard_size
         base = self.offsets[k * self.shard_size]
-        return self._map(k)[self.offsets[i]-base : self.offsets[i+1]-base]
+        return k, int(self.offsets[i] - base), int(self.offsets[i+1] - base)
+
+    def __getitem__(self, i:int) -> np.ndarray:
+        "Text `i`'s hidden states [n_i, L, D]: a view into the memory-mapped shard (nothing is read until used)"
+        k, lo, hi = self._span(i)
+        return self._map(k)[lo:hi]
+
+    def read(self, i:int) -> np.ndarray:
+        "Text `i`'s hidden states [n_i, L, D] as a new array, read from disk with one positioned read of its bytes"
+        k, lo, hi = self._span(i)
+        out = np.empty((hi - lo, self.n_layers, self.d_emb), dtype=np.float16)
+        if not hasattr(os, 'preadv'):                                     # Windows: through the memory map
+            out[...] = self._map(k)[lo:hi]; return out
+        fd = os.open(self.folder/self.manifest['shards'][k]['file'], os.O_RDONLY)
+        try: got = os.preadv(fd, [out.reshape(-1).view(np.uint8)], lo * self.n_layers * self.d_emb * 2)
+        finally: os.close(fd)
+        if got != out.nbytes:
+            raise OSError(f"{self.folder/self.manifest['shards'][k]['file']}: read {got} of {out.nbytes} bytes of text {i}")
+        return out
 
     def __getstate__(self):   # DataLoader workers get the paths, not copies of the mapped data
         d = self.__dict__.copy(); d['_maps'] = {}; return d
@@ -381,7 +399,7 @@ class CachedEmbeddings:
         self.lengths = cache.lengths[self.idxs]
     def __len__(self): return len(self.idxs)
     def __getitem__(self, i):
-        return torch.from_numpy(np.array(self.cache[int(self.idxs[i])])), int(self.labels[i])
+        return torch.from_numpy(self.cache.read(int(self.idxs[i]))), int(self.labels[i])
 
 # %% ../nbs/04a_embeddings.ipynb #26cd9a4d
 def pad_collate(items, # `(embs [n_i, L, D], label)` pairs
@@ -435,5 +453,5 @@ def mean_pooled(cache:EmbeddingCache, idxs=None) -> np.ndarray:
     idxs = np.arange(len(cache)) if idxs is None else np.asarray(idxs)
     out = np.empty((len(idxs), cache.n_layers * cache.d_emb), dtype=np.float32)
     for r, i in enumerate(idxs):
-        out[r] = np.asarray(cache[int(i)], dtype=np.float32).mean(0).reshape(-1)   # [n, L, D] -> [L*D]
+        out[r] = cache.read(int(i)).astype(np.float32).mean(0).reshape(-1)   # [n, L, D] -> [L*D]
     return out
