@@ -27,8 +27,7 @@ def main():
     cache = EmbeddingCache(a.cache)
     rng = np.random.default_rng(a.seed)
     ways = {'memory map: np.array(cache[i])': lambda i: np.array(cache[i]), 'cache.read(i)': cache.read}
-    ra = Path('/sys/block')  # the readahead window of each block device, for the record
-    windows = {p.name: (p/'queue/read_ahead_kb').read_text().strip() for p in ra.iterdir() if (p/'queue/read_ahead_kb').exists()} if ra.exists() else {}
+    windows = {p.parent.parent.name: p.read_text().strip() for p in Path('/sys/block').glob('*/queue/read_ahead_kb')}   # for the record
     print(f"{cache}\nreadahead (KiB) by device: {windows}; page cache {'dropped before each way' if a.drop_caches else 'as found'}")
     print(f"| way | texts | seconds | texts/s | device bytes / needed bytes |\n|---|---|---|---|---|")
     for name, fn in ways.items():

@@ -231,11 +231,12 @@ class EmbeddingCache:
     @property
     def n_tokens(self) -> int: return int(self.offsets[-1])
 
+    def _shard_file(self, k:int) -> Path: return self.folder/self.manifest['shards'][k]['file']
+
     def _map(self, k:int) -> np.memmap:
         if k not in self._maps:
-            s = self.manifest['shards'][k]
-            self._maps[k] = np.memmap(self.folder/s['file'], dtype=np.float16, mode='r',
-                                      shape=(s['n_tokens'], self.n_layers, self.d_emb))
+            self._maps[k] = np.memmap(self._shard_file(k), dtype=np.float16, mode='r',
+                                      shape=(self.manifest['shards'][k]['n_tokens'], self.n_layers, self.d_emb))
         return self._maps[k]
 
     def _span(self, i:int) -> tuple[int, int, int]:
@@ -258,11 +259,11 @@ class EmbeddingCache:
         out = np.empty((hi - lo, self.n_layers, self.d_emb), dtype=np.float16)
         if not hasattr(os, 'preadv'):                                     # Windows: through the memory map
             out[...] = self._map(k)[lo:hi]; return out
-        fd = os.open(self.folder/self.manifest['shards'][k]['file'], os.O_RDONLY)
-        try: got = os.preadv(fd, [out.reshape(-1).view(np.uint8)], lo * self.n_layers * self.d_emb * 2)
+        row_bytes = self.n_layers * self.d_emb * out.itemsize
+        fd = os.open(self._shard_file(k), os.O_RDONLY)
+        try: got = os.preadv(fd, [out.reshape(-1).view(np.uint8)], lo * row_bytes)
         finally: os.close(fd)
-        if got != out.nbytes:
-            raise OSError(f"{self.folder/self.manifest['shards'][k]['file']}: read {got} of {out.nbytes} bytes of text {i}")
+        if got != out.nbytes: raise OSError(f"{self._shard_file(k)}: read {got} of {out.nbytes} bytes of text {i}")
         return out
 
     def __getstate__(self):   # DataLoader workers get the paths, not copies of the mapped data
