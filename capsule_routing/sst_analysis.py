@@ -19,10 +19,10 @@ from .training import load_checkpoint, atomic_save, check_model_repr, CKPT_FORMA
 # %% auto #0
 __all__ = ['UNRECORDED_SETTINGS', 'RUN_FILES', 'OPTIONAL_RUN_FILES', 'SETUP_ORDER', 'SETUP', 'run_settings', 'transformer_label',
            'class_names', 'sst_model_from_state_dict', 'load_run_model', 'predict_cached', 'predict_run', 'collect_run',
-           'cache_summary', 'collect_sst_results', 'sst_analysis_cli', 'read_runs', 'runs_table', 'summary_table',
-           'sst2_from_sst5', 'ensemble_predictions', 'read_histories', 'plot_validation_curves', 'confusion_counts',
-           'plot_confusion', 'routing_shares', 'sst_routing', 'embed_texts', 'relative_use', 'plot_token_depth',
-           'plot_token_class']
+           'cache_summary', 'collect_sst_results', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table',
+           'summary_table', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories', 'plot_validation_curves',
+           'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing', 'embed_texts', 'relative_use',
+           'plot_token_depth', 'plot_token_class']
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
 # settings that older runs' results.json did not record, at the values those runs used
@@ -214,13 +214,21 @@ def read_runs(folder:str|Path, # a results folder of run folders
 SETUP_ORDER = dict(task=False, transformer=True, train=False, epochs=True, lr_max=True, n_iters=False, architecture=False, mixup=False)
 SETUP = list(SETUP_ORDER)
 
+def run_wall_seconds(r:dict, # a run's results.json
+                    ) -> float:
+    "Wall seconds over all the run's processes: the last one's, plus the recorded time of the epochs earlier processes trained"
+    epoch_seconds = [t for t in r.get('epoch_seconds') or [] if t is not None]   # older runs did not record them
+    # a process trains its epochs within its own training time, so epoch time beyond it was spent by an earlier process
+    earlier = sum(epoch_seconds) - r.get('train_seconds_this_process', sum(epoch_seconds))
+    return r['wall_seconds'] + max(0., earlier)
+
 def runs_table(runs:dict[str, dict], # from `read_runs`
               ) -> pd.DataFrame:
     "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, MixUp's alpha), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
     rows = [dict(run=name, task=r['task'], transformer=transformer_label(r['transformer']), train=r['train'],
                  epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r['n_iters'], architecture=r['architecture'], mixup=r['mixup'], seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
                  dev_acc=100 * r['best_valid']['value'], test_acc=100 * r['test']['capsule_accuracy'],
-                 n_test=r['test']['n_samples'], wall_min=r['wall_seconds'] / 60) for name, r in runs.items()]
+                 n_test=r['test']['n_samples'], wall_min=run_wall_seconds(r) / 60) for name, r in runs.items()]
     return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=list(SETUP_ORDER.values()) + [True]).reset_index(drop=True)
 
 # %% ../nbs/04b_sst_results.ipynb #06b1a53f
