@@ -19,10 +19,11 @@ from .training import load_checkpoint, atomic_save, check_model_repr, CKPT_FORMA
 # %% auto #0
 __all__ = ['UNRECORDED_SETTINGS', 'RUN_FILES', 'OPTIONAL_RUN_FILES', 'SETUP_ORDER', 'SETUP', 'run_settings', 'transformer_label',
            'class_names', 'sst_model_from_state_dict', 'load_run_model', 'predict_cached', 'predict_run', 'collect_run',
-           'cache_summary', 'collect_sst_results', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table',
+           'cache_summary', 'collect_sst_results', 'embed_texts', 'pick_sentences', 'save_embedded_sentences',
+           'load_embedded_sentences', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table',
            'summary_table', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories', 'plot_validation_curves',
-           'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing', 'embed_texts', 'relative_use',
-           'plot_token_depth', 'plot_token_class']
+           'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing', 'relative_use', 'plot_token_depth',
+           'plot_token_class']
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
 # settings that older runs' results.json did not record, at the values those runs used
@@ -188,13 +189,50 @@ def collect_sst_results(runs:str='runs', # folder of run folders
         pd.DataFrame(dict(index=range(len(texts)), label=labels, text=texts)).to_csv(dest/'test_sentences.csv', index=False)
     return done
 
+# %% ../nbs/04b_sst_results.ipynb #a91f4a88
+def embed_texts(texts:list[str], # a few texts
+                transformer:FrozenTransformer, # the embedding model the SST model was trained on
+               ) -> tuple[torch.Tensor, torch.Tensor, list[list[str]]]:
+    "`(mask [B, n], embs [B, n, L, D] rounded to fp16 as in the caches, tokens)`: texts embedded live"
+    ids = transformer.token_ids(texts)
+    hs, mask = transformer.embed_batch(ids)                                          # [B, n, L, D], [B, n]
+    tokens = [transformer.tokenizer.convert_ids_to_tokens(i) for i in ids]
+    return mask.float(), hs.half().float(), tokens
+
+# %% ../nbs/04b_sst_results.ipynb #41287acf
+def pick_sentences(sentences:pd.DataFrame, # `index`, `label` (0-4), `text`: the committed test_sentences.csv
+                   min_words:int=8, max_words:int=14, # length range, in words
+                  ) -> pd.DataFrame:
+    "For each SST-5 label, the first sentence of `min_words` to `max_words` words (a label without one is skipped)"
+    n_words = sentences.text.str.split().str.len()
+    return pd.concat([sentences[(sentences.label == lab) & n_words.between(min_words, max_words)].head(1) for lab in range(5)])
+
+def save_embedded_sentences(transformer:str, # the embedding model (hub name or local folder)
+                            sentences:str='results/sst/test_sentences.csv', # the test sentences to pick from
+                            dest:str|None=None, # default: picked_sentences_<transformer label>.pt beside `sentences`
+                            min_words:int=8, max_words:int=14, # see `pick_sentences`
+                           ) -> dict:
+    "Embed the picked sentences with `embed_texts` and save their tokens, mask and fp16 hidden states"
+    picked = pick_sentences(pd.read_csv(sentences), min_words, max_words)
+    mask, embs, tokens = embed_texts(picked.text.tolist(), FrozenTransformer(transformer, device='cpu'))
+    dest = Path(dest or Path(sentences).parent/f'picked_sentences_{transformer_label(transformer)}.pt')
+    atomic_save(dict(transformer=transformer_label(transformer), index=picked['index'].tolist(), texts=picked.text.tolist(),
+                     tokens=tokens, mask=mask.bool(), embs=embs.half()), dest)   # embs [B, n, L, D]
+    return dict(dest=str(dest), n_sentences=len(picked), shape=list(embs.shape), bytes=dest.stat().st_size)
+
+def load_embedded_sentences(path:str|Path, # written by `save_embedded_sentences`
+                           ) -> dict:
+    "The saved sentences, with `mask` [B, n] and `embs` [B, n, L, D] as float32 tensors, as `embed_texts` gives them"
+    saved = torch.load(path, map_location='cpu', weights_only=True)
+    return saved | dict(mask=saved['mask'].float(), embs=saved['embs'].float())
+
 # %% ../nbs/04b_sst_results.ipynb #cb3e76ef
 def sst_analysis_cli(argv:list[str]|None=None): # the arguments (default: `sys.argv[1:]`)
-    "`predict RUN [--split ...]` runs `predict_run`; `collect [...]` runs `collect_sst_results`"
+    "`predict RUN [--split ...]` runs `predict_run`; `collect [...]` runs `collect_sst_results`; `embed --transformer T` runs `save_embedded_sentences`"
     argv = list(sys.argv[1:] if argv is None else argv)
-    funcs = dict(predict=predict_run, collect=collect_sst_results)
+    funcs = dict(predict=predict_run, collect=collect_sst_results, embed=save_embedded_sentences)
     if not argv or argv[0] not in funcs:
-        raise SystemExit("usage: python -m capsule_routing.sst_analysis {predict RUN | collect} [options] (--help for each)")
+        raise SystemExit("usage: python -m capsule_routing.sst_analysis {predict RUN | collect | embed TRANSFORMER} [options] (--help for each)")
     func = funcs[argv[0]]
     args = vars(anno_parser(func, prog=f'python -m capsule_routing.sst_analysis {argv[0]}').parse_args(argv[1:]))
     for hidden in ('pdb', 'xtra'): args.pop(hidden, None)
@@ -364,16 +402,6 @@ def sst_routing(model:SSTCapsNet, # the model (eval mode)
     C = a_out.shape[-1]
     return dict(a_out=a_out, probs=torch.softmax(a_out, -1), a_parts=a_parts, R1=R1, R2=R2, f_inp=f_inp,
                 S=S.reshape(B, n, L, C), stopped=stopped.reshape(B, n, L))
-
-# %% ../nbs/04b_sst_results.ipynb #a91f4a88
-def embed_texts(texts:list[str], # a few texts
-                transformer:FrozenTransformer, # the embedding model the SST model was trained on
-               ) -> tuple[torch.Tensor, torch.Tensor, list[list[str]]]:
-    "`(mask [B, n], embs [B, n, L, D] rounded to fp16 as in the caches, tokens)`: texts embedded live"
-    ids = transformer.token_ids(texts)
-    hs, mask = transformer.embed_batch(ids)                                          # [B, n, L, D], [B, n]
-    tokens = [transformer.tokenizer.convert_ids_to_tokens(i) for i in ids]
-    return mask.float(), hs.half().float(), tokens
 
 # %% ../nbs/04b_sst_results.ipynb #add7398b
 def relative_use(shares:torch.Tensor, # [n, L] shares of one sentence's inputs (tokens only, no padding) for one class
