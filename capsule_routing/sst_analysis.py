@@ -214,6 +214,7 @@ def save_embedded_sentences(transformer:str, # the embedding model (hub name or 
                            ) -> dict:
     "Embed the picked sentences with `embed_texts` and save their tokens, mask and fp16 hidden states"
     picked = pick_sentences(pd.read_csv(sentences), min_words, max_words)
+    if picked.empty: raise ValueError(f"{sentences} has no sentence of {min_words} to {max_words} words")
     mask, embs, tokens = embed_texts(picked.text.tolist(), FrozenTransformer(transformer, device='cpu'))
     dest = Path(dest or Path(sentences).parent/f'picked_sentences_{transformer_label(transformer)}.pt')
     atomic_save(dict(transformer=transformer_label(transformer), index=picked['index'].tolist(), texts=picked.text.tolist(),
@@ -228,7 +229,7 @@ def load_embedded_sentences(path:str|Path, # written by `save_embedded_sentences
 
 # %% ../nbs/04b_sst_results.ipynb #cb3e76ef
 def sst_analysis_cli(argv:list[str]|None=None): # the arguments (default: `sys.argv[1:]`)
-    "`predict RUN [--split ...]` runs `predict_run`; `collect [...]` runs `collect_sst_results`; `embed --transformer T` runs `save_embedded_sentences`"
+    "`predict RUN [--split ...]` runs `predict_run`; `collect [...]` runs `collect_sst_results`; `embed TRANSFORMER [...]` runs `save_embedded_sentences`"
     argv = list(sys.argv[1:] if argv is None else argv)
     funcs = dict(predict=predict_run, collect=collect_sst_results, embed=save_embedded_sentences)
     if not argv or argv[0] not in funcs:
