@@ -394,7 +394,7 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
 import sys, json
 from functools import partial
 from fastcore.script import anno_parser
-from .training import train_main
+from .training import train_main, WeightAverage
 
 def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, dev.txt, test.txt, or their trees/)
               task:str='sst5', # 'sst5' (SST-5/R, 5 labels) or 'sst2' (SST-2/R, neutral dropped)
@@ -411,6 +411,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
               lr_max:float=5e-4, # peak learning rate
               lr_min:float=1e-5, # first and last learning rate
               mixup:float=0.2, # MixUp's `Beta(alpha, alpha)` (the paper: 0.2; 0: no MixUp)
+              ema:float=0., # decay of the weights' moving average that is validated and tested (`WeightAverage`; 0: none, the paper)
               cpu:bool=False, # train on the CPU even when a GPU is present
               quiet:bool=False, # no progress bars: one plain line per epoch
               num_workers:int=0, # DataLoader worker processes
@@ -419,14 +420,15 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     # the model's own checks, on a one-dimensional model of the same settings, before hours of embedding can start
     SSTCapsNet(n_layers=1, d_emb=1, n_classes=n_classes(task), architecture=architecture, n_iters=n_iters)
     if not mixup >= 0: raise ValueError(f"mixup is the alpha of Beta(alpha, alpha), >= 0 (0: no MixUp), received {mixup}")
+    if ema: WeightAverage(ema)   # refuses a decay outside (0, 1) here, not after the data are read
     t0 = time.time()
     dls_fn = partial(sst_dataloaders, task=task, transformer=transformer, cache_dir=cache_dir, train=train,
                      num_workers=num_workers, progress=not quiet)
     res = train_main(dls_fn, partial(sst_model, architecture=architecture, n_iters=n_iters), data=data, epochs=epochs, bs=bs,
                      lr_max=lr_max, lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
-                     learner_kwargs=dict(mixup=mixup))
+                     learner_kwargs=dict(mixup=mixup, ema=ema))
     history = (Path(out)/'history.csv').read_text().splitlines()
-    res.update(task=task, transformer=str(transformer), train=train, architecture=architecture, n_iters=n_iters, mixup=mixup, data=str(data),
+    res.update(task=task, transformer=str(transformer), train=train, architecture=architecture, n_iters=n_iters, mixup=mixup, ema=ema, data=str(data),
                dev_accuracy_by_epoch=[float(row.split(',')[3]) for row in history[1:]],
                wall_seconds=round(time.time() - t0, 1), torch_threads=torch.get_num_threads())
     (Path(out)/'results.json').write_text(json.dumps(res, indent=2))

@@ -27,7 +27,7 @@ __all__ = ['UNRECORDED_SETTINGS', 'RUN_FILES', 'OPTIONAL_RUN_FILES', 'SETUP_ORDE
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
 # settings that older runs' results.json did not record, at the values those runs used
-UNRECORDED_SETTINGS = dict(train='phrases', n_iters=3, architecture='paper', mixup=0.2)
+UNRECORDED_SETTINGS = dict(train='phrases', n_iters=3, architecture='paper', mixup=0.2, ema=0.)
 
 def run_settings(run:str|Path, # a run folder holding results.json
                 ) -> dict:
@@ -250,7 +250,7 @@ def read_runs(folder:str|Path, # a results folder of run folders
     return {p.parent.name: run_settings(p.parent) for p in sorted(Path(folder).glob('*/results.json'))}
 
 # what a run's settings are, apart from its seed, each with the direction the tables sort it in (True: ascending)
-SETUP_ORDER = dict(task=False, transformer=True, train=False, epochs=True, lr_max=True, n_iters=False, architecture=False, mixup=False)
+SETUP_ORDER = dict(task=False, transformer=True, train=False, epochs=True, lr_max=True, n_iters=False, architecture=False, mixup=False, ema=True)
 SETUP = list(SETUP_ORDER)
 
 def run_wall_seconds(r:dict, # a run's results.json
@@ -263,9 +263,9 @@ def run_wall_seconds(r:dict, # a run's results.json
 
 def runs_table(runs:dict[str, dict], # from `read_runs`
               ) -> pd.DataFrame:
-    "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, MixUp's alpha), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
+    "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, MixUp's alpha, weight-average decay), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
     rows = [dict(run=name, task=r['task'], transformer=transformer_label(r['transformer']), train=r['train'],
-                 epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r['n_iters'], architecture=r['architecture'], mixup=r['mixup'], seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
+                 epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r['n_iters'], architecture=r['architecture'], mixup=r['mixup'], ema=r['ema'], seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
                  dev_acc=100 * r['best_valid']['value'], test_acc=100 * r['test']['capsule_accuracy'],
                  n_test=r['test']['n_samples'], wall_min=run_wall_seconds(r) / 60) for name, r in runs.items()]
     return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=list(SETUP_ORDER.values()) + [True]).reset_index(drop=True)
@@ -275,7 +275,7 @@ def summary_table(table:pd.DataFrame, # from `runs_table`
                   baseline:dict|None=None, # `task -> {'dev_acc', 'test_acc', 'C'}` (fractions), from the baseline's json
                   baseline_transformer:str|None=None, # the transformer whose features the baseline used (None: every row's)
                  ) -> pd.DataFrame:
-    "Per setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, MixUp's alpha): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
+    "Per setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, MixUp's alpha, weight-average decay): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
     rows = []
     for setup, g in table.groupby(SETUP, sort=False):
         k, p = len(g), g.test_acc.mean()

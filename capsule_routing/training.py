@@ -28,8 +28,8 @@ from .core import default_device, check_positive_ints
 # %% auto #0
 __all__ = ['OPTIMIZERS', 'CKPT_FORMAT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy', 'PaperOneCycle',
            'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop', 'PadCropCallback', 'CapsuleMixUp',
-           'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'atomic_save',
-           'get_rng_states', 'set_rng_states', 'augmentation_repr', 'model_repr', 'check_model_repr',
+           'WeightAverage', 'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner',
+           'atomic_save', 'get_rng_states', 'set_rng_states', 'augmentation_repr', 'model_repr', 'check_model_repr',
            'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'fit_paper', 'synthetic_textures', 'synthetic_dls',
            'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model', 'train_main', 'smoke_main']
 
@@ -166,6 +166,43 @@ class CapsuleMixUp(MixHandler):
 
     def __repr__(self): return f"CapsuleMixUp(alpha={self.alpha})"
 
+# %% ../nbs/02_training.ipynb #f1f67c2e
+class WeightAverage(Callback):
+    "Exponential moving average of the model's weights over optimizer steps; validation (hence `best.pth`) sees the average"
+    def __init__(self, decay:float=0.9995): # beta: the old average's weight at each step (the average spans about 1/(1-beta) steps)
+        if not 0 < decay < 1: raise ValueError(f"decay must be in (0, 1), received {decay}")
+        self.decay, self.n_steps, self.averaged, self._live, self._in_fit = decay, 0, None, None, False
+
+    def before_fit(self):
+        self.n_steps, self._in_fit = 0, True   # a resumed fit then loads both from the checkpoint (`CheckpointCallback`)
+        self.averaged = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+
+    def after_step(self):
+        self.n_steps += 1
+        beta = min(self.decay, (1 + self.n_steps) / (10 + self.n_steps))
+        with torch.no_grad():
+            for k, v in self.model.state_dict().items():
+                if v.is_floating_point(): self.averaged[k].lerp_(v, 1 - beta)
+                else: self.averaged[k].copy_(v)
+
+    def before_validate(self):
+        if not self._in_fit: return   # `learn.validate()` outside a fit evaluates the weights the model holds
+        self._live = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        self.model.load_state_dict(self.averaged)
+
+    def after_validate(self): self._restore_live()
+    def after_fit(self): self._restore_live(); self._in_fit = False   # also after an exception inside validation
+
+    def _restore_live(self):
+        if self._live is not None: self.model.load_state_dict(self._live); self._live = None
+
+    def state(self) -> dict: return {'decay': self.decay, 'n_steps': self.n_steps, 'averaged': {k: v.detach().cpu() for k, v in self.averaged.items()}}
+    def load_state(self, st:dict):
+        if st['decay'] != self.decay: raise ValueError(f"the checkpoint's run averaged its weights with decay {st['decay']}, this fit with {self.decay}")
+        self.n_steps = st['n_steps']
+        for k, v in st['averaged'].items(): self.averaged[k].copy_(v)
+    def __repr__(self): return f"WeightAverage(decay={self.decay})"
+
 # %% ../nbs/02_training.ipynb #9db774e1
 class CapsuleLearner(Learner):
     "A fastai `Learner` whose `fit(start_epoch=k)` starts at epoch `k` without logging the skipped epochs"
@@ -210,6 +247,7 @@ def capsule_learner(dls:DataLoaders, # batches `(*inputs, target)` with integer 
                     pad:int|None=None, # pixels of edge padding for random crops of image input 0 in training; `None`: no crops
                     mixup:float|Callback|None=0.2, # `Beta(alpha, alpha)` of `CapsuleMixUp`, or a callback, or `None`
                     opt_func:Callable=paper_radam, # the optimizer
+                    ema:float=0., # `WeightAverage`'s decay: validate and keep the moving average of the weights; 0: the weights themselves
                     device:str|torch.device|None=None, # default: the DataLoaders' device, else `default_device()`
                     cbs:list|None=None, # more callbacks
                     path:str|Path|None=None, # the Learner's folder (checkpoints go to `path/models` by default)
@@ -222,6 +260,7 @@ def capsule_learner(dls:DataLoaders, # batches `(*inputs, target)` with integer 
     if pad: extra.append(PadCropCallback(pad))
     if isinstance(mixup, Callback): extra.append(mixup)
     elif mixup: extra.append(CapsuleMixUp(mixup))
+    if ema: extra.append(WeightAverage(ema))
     return CapsuleLearner(dls, model, loss_func=CapsuleCrossEntropy(), opt_func=opt_func, metrics=[capsule_accuracy],
                           cbs=extra + list(cbs or []), path=path, wd=kwargs.pop('wd', 0.), **kwargs)
 
@@ -343,6 +382,11 @@ class CheckpointCallback(Callback):
         check_model_repr(ck.get('model_repr'), self.model, 'resume')
         device = next(self.model.parameters()).device
         self.model.load_state_dict(ck['model'])
+        averager, saved_average = self._averager(), ck.get('weight_average')
+        if (averager is None) != (saved_average is None):
+            raise ValueError(f"the checkpoint's run {'averaged' if saved_average else 'did not average'} its weights (WeightAverage), "
+                             f"this fit {'does' if averager else 'does not'}: resume with the settings the run used")
+        if averager is not None: averager.load_state(saved_average)
         _load_opt_state(self.opt, ck['opt'], device)
         self.best, self.best_epoch = ck['best']['value'], ck['best']['epoch']
         self.epoch_times = list(ck.get('epoch_seconds', [None] * (ck['epoch'] + 1)))   # None: not recorded by an older checkpoint
@@ -360,10 +404,11 @@ class CheckpointCallback(Callback):
 
     def after_epoch(self):
         self.epoch_times.append(round(time.time() - self._epoch_start, 1))
-        value = self._monitored()
+        value, averager = self._monitored(), self._averager()
         if value is not None and (self.best is None or self.comp(value, self.best)):
             self.best, self.best_epoch = value, self.epoch
-            atomic_save({'format': CKPT_FORMAT, 'model': self.model.state_dict(), 'model_repr': model_repr(self.model),
+            validated = averager.averaged if averager is not None else self.model.state_dict()   # the weights just validated
+            atomic_save({'format': CKPT_FORMAT, 'model': validated, 'model_repr': model_repr(self.model),
                          'epoch': self.epoch, 'monitor': self.monitor, 'value': value}, self.ckpt_dir/'best.pth')
         rec = self.learn.recorder
         sched = [cb for cb in self.learn.cbs if isinstance(cb, ParamScheduler)]
@@ -372,6 +417,7 @@ class CheckpointCallback(Callback):
                      'train_iter': self.learn.train_iter, 'pct_train': float(self.learn.pct_train),
                      'model': self.model.state_dict(), 'model_repr': model_repr(self.model), 'opt': _opt_state(self.opt),
                      'best': {'monitor': self.monitor, 'value': self.best, 'epoch': self.best_epoch},
+                     'weight_average': averager.state() if averager is not None else None,
                      'epoch_seconds': self.epoch_times,
                      'recorder': {'metric_names': list(rec.metric_names), 'values': [[_num(v) for v in row] for row in rec.values],
                                   'lrs': [float(v) for v in rec.lrs], 'iters': [int(v) for v in rec.iters],
@@ -381,6 +427,8 @@ class CheckpointCallback(Callback):
                      'sched_hps': {k: [float(v) for v in vs] for k, vs in (sched[0].hps.items() if sched else [])},
                      'rng': get_rng_states(self.dls)}, self.ckpt_dir/'last.pth')
         self._write_history(rec)
+
+    def _averager(self): return next((cb for cb in self.learn.cbs if isinstance(cb, WeightAverage)), None)
 
     def _monitored(self):
         names = list(self.learn.recorder.metric_names[1:])
