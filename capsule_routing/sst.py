@@ -15,10 +15,11 @@ from fastcore.script import call_parse
 from .core import shared_file, default_device
 
 # %% auto #0
-__all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'SST_URL', 'SST_ZIP', 'SST_ZIP_MD5', 'unescape_ptb',
-           'Tree', 'TreeFormatError', 'parse_tree', 'read_trees', 'unique_phrases', 'root_sentences', 'sst_folder',
-           'sst_trees', 'load_sst', 'task_subset', 'n_classes', 'download_sst', 'SSTCapsNet', 'rel_err', 'sst_caches',
-           'sst_dataloaders', 'sst_model', 'logistic_baseline', 'sst_baseline', 'sst_embed', 'train_sst', 'sst_cli']
+__all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAMES', 'SST_URL', 'SST_ZIP', 'SST_ZIP_MD5',
+           'unescape_ptb', 'Tree', 'TreeFormatError', 'parse_tree', 'read_trees', 'unique_phrases', 'root_sentences',
+           'sst_folder', 'sst_trees', 'load_sst', 'task_subset', 'n_classes', 'download_sst', 'SSTCapsNet', 'rel_err',
+           'sst_caches', 'sst_dataloaders', 'sst_model', 'logistic_baseline', 'sst_baseline', 'sst_embed', 'train_sst',
+           'sst_cli']
 
 # %% ../nbs/04_sst.ipynb #fe8f741c
 PTB_UNESCAPE = {'-LRB-': '(', '-RRB-': ')', '-LSB-': '[', '-RSB-': ']', '-LCB-': '{', '-RCB-': '}',
@@ -157,6 +158,8 @@ def task_subset(labels, # SST-5 labels 0-4
         return idxs, (labels[idxs] > 2).astype(np.int64)
     raise ValueError(f"task must be 'sst5' or 'sst2', received {task!r}")
 
+TASK_NAMES = dict(sst5='SST-5/R', sst2='SST-2/R')   # the paper's names of the tasks on root sentences
+
 def n_classes(task:str) -> int:
     "Number of labels of `task`"
     if task not in ('sst5', 'sst2'): raise ValueError(f"task must be 'sst5' or 'sst2', received {task!r}")
@@ -228,6 +231,8 @@ class SSTCapsNet(nn.Module):
         super().__init__()
         if architecture not in ('paper', 'released'):
             raise ValueError(f"architecture must be 'paper' or 'released', received {architecture!r}")
+        for name, v in (('d_parts', d_parts), ('n_parts', n_parts)):
+            if not (isinstance(v, int) and v > 0): raise ValueError(f"{name} must be a positive int, received {v!r}")
         self.n_layers, self.d_emb, self.n_classes, self.architecture = n_layers, d_emb, n_classes, architecture
         self.depth_emb = nn.Parameter(torch.zeros(n_layers, d_emb))
         if architecture == 'paper':
@@ -323,10 +328,10 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
     dls.c, dls.vocab = n_classes(task), list(SST5_LABELS if task == 'sst5' else SST2_LABELS)
     return dls, dl('test', False)
 
-def sst_model(dls:DataLoaders, architecture:str='paper', n_iters:int=3) -> SSTCapsNet:
+def sst_model(dls:DataLoaders, architecture:str='paper', n_iters:int=3, d_parts:int=64, n_parts:int=64) -> SSTCapsNet:
     "An `SSTCapsNet` shaped for the embeddings and task of `dls` (from `sst_dataloaders`)"
     cache = dls.train.dataset.cache
-    return SSTCapsNet(cache.n_layers, cache.d_emb, dls.c, architecture=architecture, n_iters=n_iters)
+    return SSTCapsNet(cache.n_layers, cache.d_emb, dls.c, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts)
 
 # %% ../nbs/04_sst.ipynb #24db5a13
 def logistic_baseline(train:tuple, # `(X [N, F], y [N])`
@@ -407,6 +412,8 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
               train:str='phrases', # training texts: 'phrases' (all unique phrases, the paper) or 'roots'
               architecture:str='paper', # 'paper' (LayerNorm->Linear->Swish) or 'released'
               n_iters:int=3, # routing iterations of both routings (the paper: 3)
+              d_parts:int=64, # width of a detected part, i.e. of an input capsule (the paper: 64)
+              n_parts:int=64, # capsules of the first routing's output (the paper: 64)
               bs:int=20, # batch size (the paper: 20)
               lr_max:float=5e-4, # peak learning rate
               lr_min:float=1e-5, # first and last learning rate
@@ -418,17 +425,18 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
              ) -> dict:
     "Train the paper's SST model on cached hidden states of `transformer`; select by dev accuracy, test once; write results.json"
     # the model's own checks, on a one-dimensional model of the same settings, before hours of embedding can start
-    SSTCapsNet(n_layers=1, d_emb=1, n_classes=n_classes(task), architecture=architecture, n_iters=n_iters)
+    SSTCapsNet(n_layers=1, d_emb=1, n_classes=n_classes(task), architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts)
     if not mixup >= 0: raise ValueError(f"mixup is the alpha of Beta(alpha, alpha), >= 0 (0: no MixUp), received {mixup}")
     if ema: WeightAverage(ema)   # refuses a decay outside (0, 1) here, not after the data are read
     t0 = time.time()
     dls_fn = partial(sst_dataloaders, task=task, transformer=transformer, cache_dir=cache_dir, train=train,
                      num_workers=num_workers, progress=not quiet)
-    res = train_main(dls_fn, partial(sst_model, architecture=architecture, n_iters=n_iters), data=data, epochs=epochs, bs=bs,
+    res = train_main(dls_fn, partial(sst_model, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts), data=data, epochs=epochs, bs=bs,
                      lr_max=lr_max, lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
                      learner_kwargs=dict(mixup=mixup, ema=ema))
     history = (Path(out)/'history.csv').read_text().splitlines()
-    res.update(task=task, transformer=str(transformer), train=train, architecture=architecture, n_iters=n_iters, mixup=mixup, ema=ema, data=str(data),
+    res.update(task=task, transformer=str(transformer), train=train, architecture=architecture, n_iters=n_iters,
+               d_parts=d_parts, n_parts=n_parts, mixup=mixup, ema=ema, data=str(data),
                dev_accuracy_by_epoch=[float(row.split(',')[3]) for row in history[1:]],
                wall_seconds=round(time.time() - t0, 1), torch_threads=torch.get_num_threads())
     (Path(out)/'results.json').write_text(json.dumps(res, indent=2))

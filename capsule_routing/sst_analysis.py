@@ -12,22 +12,22 @@ import torch
 import torch.nn.functional as F
 import matplotlib.pyplot as plt
 from fastcore.script import anno_parser
-from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS
+from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES
 from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, embed_to_cache, CachedEmbeddings, EmbeddingsDL
 from .training import load_checkpoint, atomic_save, check_model_repr, CKPT_FORMAT
 
 # %% auto #0
-__all__ = ['UNRECORDED_SETTINGS', 'RUN_FILES', 'OPTIONAL_RUN_FILES', 'SETUP_ORDER', 'SETUP', 'run_settings', 'transformer_label',
-           'class_names', 'sst_model_from_state_dict', 'load_run_model', 'predict_cached', 'predict_run', 'collect_run',
-           'cache_summary', 'collect_sst_results', 'embed_texts', 'pick_sentences', 'save_embedded_sentences',
-           'load_embedded_sentences', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table',
-           'summary_table', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories', 'plot_validation_curves',
-           'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing', 'relative_use', 'plot_token_depth',
-           'plot_token_class']
+__all__ = ['UNRECORDED_SETTINGS', 'RUN_FILES', 'OPTIONAL_RUN_FILES', 'SETUP_ORDER', 'SETUP', 'PAPER_SETUP', 'run_settings',
+           'transformer_label', 'class_names', 'sst_model_from_state_dict', 'load_run_model', 'predict_cached',
+           'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results', 'embed_texts', 'pick_sentences',
+           'save_embedded_sentences', 'load_embedded_sentences', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds',
+           'runs_table', 'select_setups', 'summary_table', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories',
+           'plot_validation_curves', 'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing',
+           'relative_use', 'plot_token_depth', 'plot_token_class']
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
 # settings that older runs' results.json did not record, at the values those runs used
-UNRECORDED_SETTINGS = dict(train='phrases', n_iters=3, architecture='paper', mixup=0.2, ema=0.)
+UNRECORDED_SETTINGS = dict(train='phrases', n_iters=3, architecture='paper', d_parts=64, n_parts=64, mixup=0.2, ema=0.)
 
 def run_settings(run:str|Path, # a run folder holding results.json
                 ) -> dict:
@@ -250,7 +250,7 @@ def read_runs(folder:str|Path, # a results folder of run folders
     return {p.parent.name: run_settings(p.parent) for p in sorted(Path(folder).glob('*/results.json'))}
 
 # what a run's settings are, apart from its seed, each with the direction the tables sort it in (True: ascending)
-SETUP_ORDER = dict(task=False, transformer=True, train=False, epochs=True, lr_max=True, n_iters=False, architecture=False, mixup=False, ema=True)
+SETUP_ORDER = dict(task=False, transformer=True, train=False, epochs=True, lr_max=True, n_iters=False, architecture=False, d_parts=True, n_parts=True, mixup=False, ema=True)
 SETUP = list(SETUP_ORDER)
 
 def run_wall_seconds(r:dict, # a run's results.json
@@ -263,19 +263,37 @@ def run_wall_seconds(r:dict, # a run's results.json
 
 def runs_table(runs:dict[str, dict], # from `read_runs`
               ) -> pd.DataFrame:
-    "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, MixUp's alpha, weight-average decay), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
+    "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, part width and count, MixUp's alpha, weight-average decay), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
     rows = [dict(run=name, task=r['task'], transformer=transformer_label(r['transformer']), train=r['train'],
-                 epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r['n_iters'], architecture=r['architecture'], mixup=r['mixup'], ema=r['ema'], seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
+                 epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r['n_iters'], architecture=r['architecture'],
+                 d_parts=r['d_parts'], n_parts=r['n_parts'], mixup=r['mixup'], ema=r['ema'], seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
                  dev_acc=100 * r['best_valid']['value'], test_acc=100 * r['test']['capsule_accuracy'],
                  n_test=r['test']['n_samples'], wall_min=run_wall_seconds(r) / 60) for name, r in runs.items()]
     return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=list(SETUP_ORDER.values()) + [True]).reset_index(drop=True)
+
+# %% ../nbs/04b_sst_results.ipynb #173267c9
+# the issue's regime: a run's setup is this unless a selection says otherwise
+PAPER_SETUP = dict(train='phrases', epochs=3, lr_max=5e-4, n_iters=3, architecture='paper', d_parts=64, n_parts=64, mixup=0.2, ema=0.)
+
+def select_setups(df:pd.DataFrame, # rows of `runs_table` or `summary_table`
+                  **settings, # `column=value` keeps that value, `column=None` any; `PAPER_SETUP` holds for the columns not named
+                 ) -> pd.DataFrame:
+    "The rows of `df` whose setup is `PAPER_SETUP`, except where `settings` names a value (or `None`: any value)"
+    wanted = {**PAPER_SETUP, **settings}
+    missing = [col for col in wanted if col not in df.columns]
+    if missing: raise ValueError(f"the table has no column {missing}; its columns: {list(df.columns)}")
+    keep = np.ones(len(df), dtype=bool)
+    for col, value in wanted.items():
+        if value is not None: keep &= (df[col] == value).to_numpy()
+    return df[keep]
+
 
 # %% ../nbs/04b_sst_results.ipynb #06b1a53f
 def summary_table(table:pd.DataFrame, # from `runs_table`
                   baseline:dict|None=None, # `task -> {'dev_acc', 'test_acc', 'C'}` (fractions), from the baseline's json
                   baseline_transformer:str|None=None, # the transformer whose features the baseline used (None: every row's)
                  ) -> pd.DataFrame:
-    "Per setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, MixUp's alpha, weight-average decay): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
+    "Per setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, part width and count, MixUp's alpha, weight-average decay): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
     rows = []
     for setup, g in table.groupby(SETUP, sort=False):
         k, p = len(g), g.test_acc.mean()
@@ -334,7 +352,7 @@ def plot_validation_curves(hist:pd.DataFrame, # from `read_histories`
             style = dict(marker='o', ls='-' if epochs == 3 else '--', label=f'seed {seed}, {epochs} epochs')
             axs[0, j].plot(h.epoch, 100 * h.capsule_accuracy, **style)
             axs[1, j].plot(h.epoch, h.valid_loss, **style)
-        axs[0, j].set_title({'sst5': 'SST-5/R', 'sst2': 'SST-2/R'}.get(task, task))
+        axs[0, j].set_title(TASK_NAMES.get(task, task))
         axs[0, j].set_ylabel('dev accuracy (%)'); axs[1, j].set_ylabel('dev loss')
         for ax in axs[:, j]:
             ax.set_xlabel('epoch (numbered from 0, as recorded)'); ax.legend(fontsize=7); ax.grid(alpha=.3)
