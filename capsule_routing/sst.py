@@ -12,7 +12,7 @@ import torch
 from torch import nn
 from fastprogress.fastprogress import progress_bar
 from fastcore.script import call_parse
-from .core import shared_file, default_device
+from .core import shared_file, default_device, check_positive_ints
 
 # %% auto #0
 __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAMES', 'SST_URL', 'SST_ZIP', 'SST_ZIP_MD5',
@@ -231,8 +231,7 @@ class SSTCapsNet(nn.Module):
         super().__init__()
         if architecture not in ('paper', 'released'):
             raise ValueError(f"architecture must be 'paper' or 'released', received {architecture!r}")
-        for name, v in (('d_parts', d_parts), ('n_parts', n_parts)):
-            if not (isinstance(v, int) and v > 0): raise ValueError(f"{name} must be a positive int, received {v!r}")
+        check_positive_ints(d_parts=d_parts, n_parts=n_parts)
         self.n_layers, self.d_emb, self.n_classes, self.architecture = n_layers, d_emb, n_classes, architecture
         self.depth_emb = nn.Parameter(torch.zeros(n_layers, d_emb))
         if architecture == 'paper':
