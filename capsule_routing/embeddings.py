@@ -383,16 +383,18 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
 
 # %% ../nbs/04a_embeddings.ipynb #c2f952b0
 class CachedEmbeddings:
-    "Items `(embs [n_i, L, D] fp16 tensor, label)` read lazily from an `EmbeddingCache`, through optional `idxs`"
+    "Items `(embs [n_i, L, D] fp16 tensor, label)` read lazily from an `EmbeddingCache`, through optional `idxs`; a label is a class or a row of class probabilities"
     n_inp = 2   # a batch is (mask, embs, label): two inputs for the model
     def __init__(self,
                  cache:EmbeddingCache,
-                 labels, # one label per item (after `idxs`)
+                 labels, # one class per item (after `idxs`), or [N, C] class probabilities (soft targets)
                  idxs=None, # which texts of the cache are the items (default: all, in order)
                 ):
         self.cache = cache
         self.idxs = np.arange(len(cache)) if idxs is None else np.asarray(idxs, dtype=np.int64)
-        self.labels = np.asarray(labels, dtype=np.int64)
+        labels = np.asarray(labels)
+        if labels.ndim not in (1, 2): raise ValueError(f"labels must be [N] classes or [N, C] probabilities, got shape {labels.shape}")
+        self.labels = labels.astype(np.float32 if labels.ndim == 2 else np.int64)
         if len(self.labels) != len(self.idxs):
             raise ValueError(f"{len(self.idxs)} items but {len(self.labels)} labels")
         if len(self.idxs) and (self.idxs.min() < 0 or self.idxs.max() >= len(cache)):
@@ -400,20 +402,22 @@ class CachedEmbeddings:
         self.lengths = cache.lengths[self.idxs]
     def __len__(self): return len(self.idxs)
     def __getitem__(self, i):
-        return torch.from_numpy(self.cache.read(int(self.idxs[i]))), int(self.labels[i])
+        label = self.labels[i]
+        return torch.from_numpy(self.cache.read(int(self.idxs[i]))), (torch.from_numpy(label.copy()) if label.ndim else int(label))
 
 # %% ../nbs/04a_embeddings.ipynb #26cd9a4d
 def pad_collate(items, # `(embs [n_i, L, D], label)` pairs
                 dtype:torch.dtype=torch.float32, # dtype of the batch's embeddings
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    "`(mask [B, n], embs [B, n, L, D], labels [B])`, padded to the longest item"
+    "`(mask [B, n], embs [B, n, L, D], labels [B] or [B, C])`, padded to the longest item"
     n = max(e.shape[0] for e, _ in items)
     L, D = items[0][0].shape[1:]
     embs = torch.zeros(len(items), n, L, D, dtype=dtype)
     mask = torch.zeros(len(items), n, dtype=dtype)
     for b, (e, _) in enumerate(items):
         embs[b, :e.shape[0]] = e.to(dtype); mask[b, :e.shape[0]] = 1
-    return mask, embs, torch.tensor([y for _, y in items])
+    labels = [y for _, y in items]
+    return mask, embs, (torch.stack(labels) if torch.is_tensor(labels[0]) else torch.tensor(labels))
 
 # %% ../nbs/04a_embeddings.ipynb #1fbbefe7
 from fastai.data.load import DataLoader

@@ -18,8 +18,8 @@ from .core import shared_file, default_device, check_positive_ints
 __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAMES', 'SST_URL', 'SST_ZIP', 'SST_ZIP_MD5',
            'unescape_ptb', 'Tree', 'TreeFormatError', 'parse_tree', 'read_trees', 'unique_phrases', 'root_sentences',
            'sst_folder', 'sst_trees', 'load_sst', 'task_subset', 'n_classes', 'download_sst', 'SSTCapsNet', 'rel_err',
-           'sst_caches', 'sst_dataloaders', 'sst_model', 'logistic_baseline', 'sst_baseline', 'sst_embed', 'train_sst',
-           'sst_cli']
+           'sst_caches', 'sst_dataloaders', 'sst_model', 'distill_targets', 'save_teacher', 'load_teacher',
+           'teacher_names', 'check_distill', 'logistic_baseline', 'sst_baseline', 'sst_embed', 'train_sst', 'sst_cli']
 
 # %% ../nbs/04_sst.ipynb #fe8f741c
 PTB_UNESCAPE = {'-LRB-': '(', '-RRB-': ')', '-LSB-': '[', '-RSB-': ']', '-LCB-': '{', '-RCB-': '}',
@@ -313,14 +313,21 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
                     num_workers:int=0, # DataLoader worker processes
                     bucket:int=50, # batches per length-sorted chunk of the shuffled training set
                     progress:bool=True, # progress bars while embedding
+                    teacher:str|Path|None=None, # a teacher file (`save_teacher`) of the training texts: soft training targets
+                    distill:float=0., # the teacher's share $w$ of each training target (`distill_targets`; 0: the labels only)
                     **kwargs, # passed to `embed_to_cache`
                    ) -> tuple[DataLoaders, EmbeddingsDL]:
     "`(DataLoaders(train, dev), test_dl)` of `(mask, embs, labels)` batches read lazily from the embedding caches"
+    check_distill(teacher, distill)
     caches = sst_caches(data, transformer, cache_dir, train=train, progress=progress, **kwargs)
+    teacher_probs = None if teacher is None else load_teacher(teacher, caches['train'][0])   # [N_train, C]
+    if teacher_probs is not None and teacher_probs.shape[1] != n_classes(task):
+        raise ValueError(f"the teacher file gives {teacher_probs.shape[1]} classes, task {task!r} has {n_classes(task)}")
     device = default_device() if device is None else torch.device(device)
     def dl(split, shuffle):
         cache, labels = caches[split]
         idxs, y = task_subset(labels, task)
+        if split == 'train' and teacher_probs is not None: y = distill_targets(y, teacher_probs[idxs], distill)   # [N, C]
         return EmbeddingsDL(CachedEmbeddings(cache, y, idxs), bs=bs, shuffle=shuffle, drop_last=False,
                             bucket=bucket, num_workers=num_workers, device=device)
     dls = DataLoaders(dl('train', True), dl('dev', False), device=device)
@@ -331,6 +338,65 @@ def sst_model(dls:DataLoaders, architecture:str='paper', n_iters:int=3, d_parts:
     "An `SSTCapsNet` shaped for the embeddings and task of `dls` (from `sst_dataloaders`)"
     cache = dls.train.dataset.cache
     return SSTCapsNet(cache.n_layers, cache.d_emb, dls.c, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts)
+
+# %% ../nbs/04_sst.ipynb #a9d9c4f4
+def distill_targets(labels, # [N] classes of the task
+                    teacher_probs, # [N, C] the teachers' mean class probabilities of the same texts
+                    weight:float, # $w$, the teacher's share of each target, in [0, 1]
+                   ) -> np.ndarray:
+    "Training targets `(1 - weight) * onehot(labels) + weight * teacher_probs`: [N, C] class probabilities"
+    labels, teacher_probs = np.asarray(labels, dtype=np.int64), np.asarray(teacher_probs, dtype=np.float32)
+    if not 0 <= weight <= 1: raise ValueError(f"weight must lie in [0, 1], received {weight}")
+    if teacher_probs.ndim != 2 or len(teacher_probs) != len(labels):
+        raise ValueError(f"teacher_probs must be [N, C] with N = {len(labels)} labels, received {teacher_probs.shape}")
+    onehot = np.eye(teacher_probs.shape[1], dtype=np.float32)[labels]        # [N, C]
+    return (1 - weight) * onehot + weight * teacher_probs
+
+
+# %% ../nbs/04_sst.ipynb #985306d9
+import json
+
+def save_teacher(path:str|Path, # the file to write (.npz)
+                 probs, # [N, C] class probabilities of every text of `cache`, in the cache's order
+                 cache:EmbeddingCache, # the training cache the probabilities belong to
+                 teachers=(), # what taught: names of the teacher runs, recorded in the file
+                ) -> Path:
+    "Write a teacher file atomically: the probabilities, the digest of the cache's texts, the teachers' names"
+    probs, path = np.asarray(probs, dtype=np.float32), Path(path)
+    if probs.ndim != 2 or len(probs) != len(cache):
+        raise ValueError(f"probs must be [N, C] with N = {len(cache)} texts of the cache, received {probs.shape}")
+    if not np.allclose(probs.sum(1), 1, atol=1e-4) or probs.min() < 0:
+        raise ValueError("each row of probs must be class probabilities: non-negative, summing to 1")
+    tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
+    try:
+        with open(tmp, 'wb') as f:
+            np.savez(f, probs=probs, texts_sha256=np.array(cache.manifest['texts_sha256']),
+                     teachers=np.array(json.dumps([str(t) for t in teachers])))
+            f.flush(); os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally: tmp.unlink(missing_ok=True)
+    return path
+
+def load_teacher(path:str|Path, # written by `save_teacher`
+                 cache:EmbeddingCache, # the training cache it must belong to
+                ) -> np.ndarray:
+    "The [N, C] class probabilities of a teacher file, refused unless it was written for the texts of `cache`"
+    with np.load(path) as f: probs, digest = f['probs'], str(f['texts_sha256'])
+    if digest != cache.manifest.get('texts_sha256') or len(probs) != len(cache):
+        raise ValueError(f"{path} was written for other texts than the {len(cache)} of the cache {cache.folder.name}")
+    return probs
+
+def teacher_names(path:str|Path) -> list[str]:
+    "The teachers recorded in a teacher file"
+    with np.load(path) as f: return json.loads(str(f['teachers']))
+
+def check_distill(teacher:str|Path|None, distill:float):
+    "Refuse a teacher without a share of the targets, a share without a teacher, or a share outside [0, 1]"
+    if not 0 <= distill <= 1: raise ValueError(f"distill is the teacher's share of each target, in [0, 1]; received {distill}")
+    if teacher is None and distill: raise ValueError(f"distill={distill} needs a teacher file (--teacher)")
+    if teacher is not None and not distill: raise ValueError("a teacher file needs distill > 0, its share of each target")
+    if teacher is not None and not Path(teacher).exists(): raise FileNotFoundError(f"no teacher file {teacher}")
+
 
 # %% ../nbs/04_sst.ipynb #24db5a13
 def logistic_baseline(train:tuple, # `(X [N, F], y [N])`
@@ -418,6 +484,8 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
               lr_min:float=1e-5, # first and last learning rate
               mixup:float=0.2, # MixUp's `Beta(alpha, alpha)` (the paper: 0.2; 0: no MixUp)
               ema:float=0., # decay of the weights' moving average that is validated and tested (`WeightAverage`; 0: none, the paper)
+              teacher:str=None, # a teacher file (`python -m capsule_routing.sst_analysis teach`): train on soft targets
+              distill:float=0., # the teacher's share of each training target (`distill_targets`; 0: the labels only, the paper)
               cpu:bool=False, # train on the CPU even when a GPU is present
               quiet:bool=False, # no progress bars: one plain line per epoch
               num_workers:int=0, # DataLoader worker processes
@@ -427,15 +495,23 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     SSTCapsNet(n_layers=1, d_emb=1, n_classes=n_classes(task), architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts)
     if not mixup >= 0: raise ValueError(f"mixup is the alpha of Beta(alpha, alpha), >= 0 (0: no MixUp), received {mixup}")
     if ema: WeightAverage(ema)   # refuses a decay outside (0, 1) here, not after the data are read
+    check_distill(teacher, distill)
+    targets = dict(teacher_sha256=hashlib.sha256(Path(teacher).read_bytes()).hexdigest() if teacher else None, distill=distill)
+    recorded = Path(out)/'targets.json'   # what the run trains on, which a resumed run must train on again
+    trained_on = json.loads(recorded.read_text()) if recorded.exists() else dict(teacher_sha256=None, distill=0.)
+    if resume and (Path(out)/'last.pth').exists() and trained_on != targets:
+        raise ValueError(f"{out} was trained on other targets ({json.dumps(trained_on)}): resume with the teacher and distill the run used")
+    Path(out).mkdir(parents=True, exist_ok=True); recorded.write_text(json.dumps(targets))
     t0 = time.time()
     dls_fn = partial(sst_dataloaders, task=task, transformer=transformer, cache_dir=cache_dir, train=train,
-                     num_workers=num_workers, progress=not quiet)
+                     num_workers=num_workers, progress=not quiet, teacher=teacher, distill=distill)
     res = train_main(dls_fn, partial(sst_model, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts), data=data, epochs=epochs, bs=bs,
                      lr_max=lr_max, lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
                      learner_kwargs=dict(mixup=mixup, ema=ema))
     history = (Path(out)/'history.csv').read_text().splitlines()
     res.update(task=task, transformer=str(transformer), train=train, architecture=architecture, n_iters=n_iters,
-               d_parts=d_parts, n_parts=n_parts, mixup=mixup, ema=ema, data=str(data),
+               d_parts=d_parts, n_parts=n_parts, mixup=mixup, ema=ema, distill=distill, data=str(data),
+               **(dict(teacher=str(teacher), teachers=teacher_names(teacher), teacher_sha256=targets['teacher_sha256']) if teacher else {}),
                dev_accuracy_by_epoch=[float(row.split(',')[3]) for row in history[1:]],
                wall_seconds=round(time.time() - t0, 1), torch_threads=torch.get_num_threads())
     (Path(out)/'results.json').write_text(json.dumps(res, indent=2))

@@ -4,7 +4,7 @@
 
 # %% ../nbs/04b_sst_results.ipynb #529d45b4
 from __future__ import annotations
-import json, os, re, shutil, sys, tempfile
+import json, os, re, shutil, sys, tempfile, time
 from pathlib import Path
 import numpy as np
 import pandas as pd
@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 import matplotlib.pyplot as plt
 from fastcore.script import anno_parser
-from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES
+from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, load_teacher, teacher_names
 from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, embed_to_cache, CachedEmbeddings, EmbeddingsDL
 from .training import load_checkpoint, atomic_save, check_model_repr, CKPT_FORMAT
 
@@ -20,14 +20,14 @@ from .training import load_checkpoint, atomic_save, check_model_repr, CKPT_FORMA
 __all__ = ['UNRECORDED_SETTINGS', 'RUN_FILES', 'OPTIONAL_RUN_FILES', 'SETUP_ORDER', 'SETUP', 'PAPER_SETUP', 'run_settings',
            'transformer_label', 'class_names', 'sst_model_from_state_dict', 'load_run_model', 'predict_cached',
            'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results', 'embed_texts', 'pick_sentences',
-           'save_embedded_sentences', 'load_embedded_sentences', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds',
-           'runs_table', 'select_setups', 'summary_table', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories',
-           'plot_validation_curves', 'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing',
-           'relative_use', 'plot_token_depth', 'plot_token_class']
+           'save_embedded_sentences', 'load_embedded_sentences', 'teacher_probabilities', 'teach', 'sst_analysis_cli',
+           'read_runs', 'run_wall_seconds', 'runs_table', 'select_setups', 'summary_table', 'sst2_from_sst5',
+           'ensemble_predictions', 'read_histories', 'plot_validation_curves', 'confusion_counts', 'plot_confusion',
+           'routing_shares', 'sst_routing', 'relative_use', 'plot_token_depth', 'plot_token_class']
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
 # settings that older runs' results.json did not record, at the values those runs used
-UNRECORDED_SETTINGS = dict(train='phrases', n_iters=3, architecture='paper', d_parts=64, n_parts=64, mixup=0.2, ema=0.)
+UNRECORDED_SETTINGS = dict(train='phrases', n_iters=3, architecture='paper', d_parts=64, n_parts=64, mixup=0.2, ema=0., distill=0.)
 
 def run_settings(run:str|Path, # a run folder holding results.json
                 ) -> dict:
@@ -227,13 +227,50 @@ def load_embedded_sentences(path:str|Path, # written by `save_embedded_sentences
     saved = torch.load(path, map_location='cpu', weights_only=True)
     return saved | dict(mask=saved['mask'].float(), embs=saved['embs'].float())
 
+# %% ../nbs/04b_sst_results.ipynb #11fcc2ea
+def teacher_probabilities(runs:list[str|Path], # finished run folders (results.json, best.pth or model.pt)
+                          data:str|Path|None=None, # SST tree files (default: the first run's own `data`)
+                          cache_dir:str|Path|None=None, # parent folder of the embedding caches
+                          bs:int=200, # texts per batch
+                         ) -> tuple[np.ndarray, EmbeddingCache]:
+    "`(probs [N, C], cache)`: the runs' heads' mean class probabilities of every training text of their cache"
+    if not runs: raise ValueError("needs at least one teacher run")
+    cfgs = [run_settings(r) for r in runs]
+    for key in ('task', 'transformer', 'train'):
+        if len({c[key] for c in cfgs}) > 1: raise ValueError(f"the teacher runs differ in {key}: {[c[key] for c in cfgs]}")
+    cfg = cfgs[0]
+    texts, labels = load_sst(data or cfg['data'], train=cfg['train'])['train']
+    cache = find_cache(texts, FrozenTransformer(cfg['transformer'], device='cpu'), cache_dir)
+    if cache is None: raise FileNotFoundError(f"no embedding cache of the training texts for {cfg['transformer']}: "
+                                              f"build it with `python -m capsule_routing.sst --train {cfg['train']} ...`")
+    probs = 0.
+    for run in runs:   # every text, whatever the task keeps: the file is indexed by the cache
+        pred = predict_cached(load_run_model(run), cache, labels, bs=bs)
+        probs = probs + pred[[f'p{c}' for c in range(n_classes(cfg['task']))]].to_numpy()   # [N, C]
+    return probs / len(runs), cache
+
+def teach(runs:str, # comma-separated run folders: the teacher heads
+          out:str, # the teacher file to write (.npz)
+          data:str=None, # SST tree files (default: the first run's own `data`)
+          cache_dir:str=None, # parent folder of the embedding caches
+          bs:int=200, # texts per batch
+         ) -> dict:
+    "Write the teacher file of the runs' heads (`teacher_probabilities`, `save_teacher`); return what it holds"
+    t0 = time.time()
+    run_list = [r.strip() for r in runs.split(',') if r.strip()]
+    probs, cache = teacher_probabilities(run_list, data, cache_dir, bs)
+    save_teacher(out, probs, cache, teachers=[Path(r).name for r in run_list])
+    return dict(out=str(out), n_texts=len(probs), n_classes=probs.shape[1], teachers=teacher_names(out),
+                mean_max_prob=float(probs.max(1).mean()), seconds=round(time.time() - t0, 1))
+
+
 # %% ../nbs/04b_sst_results.ipynb #cb3e76ef
 def sst_analysis_cli(argv:list[str]|None=None): # the arguments (default: `sys.argv[1:]`)
-    "`predict RUN [--split ...]` runs `predict_run`; `collect [...]` runs `collect_sst_results`; `embed TRANSFORMER [...]` runs `save_embedded_sentences`"
+    "`predict RUN [--split ...]` runs `predict_run`; `collect [...]` runs `collect_sst_results`; `embed TRANSFORMER [...]` runs `save_embedded_sentences`; `teach RUNS OUT` runs `teach`"
     argv = list(sys.argv[1:] if argv is None else argv)
-    funcs = dict(predict=predict_run, collect=collect_sst_results, embed=save_embedded_sentences)
+    funcs = dict(predict=predict_run, collect=collect_sst_results, embed=save_embedded_sentences, teach=teach)
     if not argv or argv[0] not in funcs:
-        raise SystemExit("usage: python -m capsule_routing.sst_analysis {predict RUN | collect | embed TRANSFORMER} [options] (--help for each)")
+        raise SystemExit("usage: python -m capsule_routing.sst_analysis {predict RUN | collect | embed TRANSFORMER | teach RUNS OUT} [options] (--help for each)")
     func = funcs[argv[0]]
     args = vars(anno_parser(func, prog=f'python -m capsule_routing.sst_analysis {argv[0]}').parse_args(argv[1:]))
     for hidden in ('pdb', 'xtra'): args.pop(hidden, None)
@@ -250,7 +287,7 @@ def read_runs(folder:str|Path, # a results folder of run folders
     return {p.parent.name: run_settings(p.parent) for p in sorted(Path(folder).glob('*/results.json'))}
 
 # what a run's settings are, apart from its seed, each with the direction the tables sort it in (True: ascending)
-SETUP_ORDER = dict(task=False, transformer=True, train=False, epochs=True, lr_max=True, n_iters=False, architecture=False, d_parts=True, n_parts=True, mixup=False, ema=True)
+SETUP_ORDER = dict(task=False, transformer=True, train=False, epochs=True, lr_max=True, n_iters=False, architecture=False, d_parts=True, n_parts=True, mixup=False, ema=True, distill=True)
 SETUP = list(SETUP_ORDER)
 
 def run_wall_seconds(r:dict, # a run's results.json
@@ -263,17 +300,17 @@ def run_wall_seconds(r:dict, # a run's results.json
 
 def runs_table(runs:dict[str, dict], # from `read_runs`
               ) -> pd.DataFrame:
-    "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, part width and count, MixUp's alpha, weight-average decay), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
+    "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, part width and count, MixUp's alpha, weight-average decay, teacher's share of the targets), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
     rows = [dict(run=name, task=r['task'], transformer=transformer_label(r['transformer']), train=r['train'],
                  epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r['n_iters'], architecture=r['architecture'],
-                 d_parts=r['d_parts'], n_parts=r['n_parts'], mixup=r['mixup'], ema=r['ema'], seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
+                 d_parts=r['d_parts'], n_parts=r['n_parts'], mixup=r['mixup'], ema=r['ema'], distill=r['distill'], seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
                  dev_acc=100 * r['best_valid']['value'], test_acc=100 * r['test']['capsule_accuracy'],
                  n_test=r['test']['n_samples'], wall_min=run_wall_seconds(r) / 60) for name, r in runs.items()]
     return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=list(SETUP_ORDER.values()) + [True]).reset_index(drop=True)
 
 # %% ../nbs/04b_sst_results.ipynb #173267c9
 # the issue's regime: a run's setup is this unless a selection says otherwise
-PAPER_SETUP = dict(train='phrases', epochs=3, lr_max=5e-4, n_iters=3, architecture='paper', d_parts=64, n_parts=64, mixup=0.2, ema=0.)
+PAPER_SETUP = dict(train='phrases', epochs=3, lr_max=5e-4, n_iters=3, architecture='paper', d_parts=64, n_parts=64, mixup=0.2, ema=0., distill=0.)
 
 def select_setups(df:pd.DataFrame, # rows of `runs_table` or `summary_table`
                   **settings, # `column=value` keeps that value, `column=None` any; `PAPER_SETUP` holds for the columns not named

@@ -45,15 +45,20 @@ def capsule_scores(out) -> torch.Tensor:
 
 # %% ../nbs/02_training.ipynb #da547503
 class CapsuleCrossEntropy:
-    "Cross-entropy of `softmax(a_out)` against class indices; takes the model's `(a_out, mu_out, sig2_out)` output"
-    y_int = True  # targets are class indices: MixUp mixes the two losses, not the targets
+    "Cross-entropy of `softmax(a_out)` against class indices [B], or class probabilities [B, C]; takes the model's `(a_out, mu_out, sig2_out)` output"
+    y_int = True  # MixUp mixes the two losses, not the targets (for probabilities the same thing: the loss is linear in them)
     def __init__(self, reduction:str='mean'): # 'mean', 'sum' or 'none' (one loss per sample)
         self.reduction = reduction
 
     def __call__(self, out, targ:torch.Tensor) -> torch.Tensor:
         if self.reduction not in ('mean', 'sum', 'none'):
             raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {self.reduction!r}")
-        return F.cross_entropy(_upcast(capsule_scores(out)), targ.long(), reduction=self.reduction)
+        scores = _upcast(capsule_scores(out))                             # [B, C]
+        if targ.is_floating_point() and targ.ndim == 2:                    # class probabilities, e.g. a teacher's
+            if targ.shape != scores.shape:
+                raise ValueError(f"probability targets must be [B, C] = {tuple(scores.shape)}, got {tuple(targ.shape)}")
+            return F.cross_entropy(scores, targ.to(scores.dtype), reduction=self.reduction)
+        return F.cross_entropy(scores, targ.long(), reduction=self.reduction)
 
     def activation(self, out) -> torch.Tensor: return F.softmax(_upcast(capsule_scores(out)), dim=-1)
     def decodes(self, out) -> torch.Tensor: return capsule_scores(out).argmax(dim=-1)
