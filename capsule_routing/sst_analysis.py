@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 import matplotlib.pyplot as plt
 from fastcore.script import anno_parser
+from fastprogress.fastprogress import progress_bar
 from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, load_teacher, teacher_names
 from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, embed_to_cache, CachedEmbeddings, EmbeddingsDL
 from .training import load_checkpoint, atomic_save, check_model_repr, CKPT_FORMAT
@@ -82,13 +83,14 @@ def predict_cached(model:SSTCapsNet, # eval-mode model
                    labels, # target of each item
                    idxs=None, # which texts of the cache are the items (default: all)
                    bs:int=20, # batch size (as the test DataLoader of training)
+                   progress:bool=False, # a progress bar over the batches
                   ) -> pd.DataFrame:
     "One row per item, in item order: `index` (text in the cache), `target`, `predicted`, `p0`, `p1`, ... (probabilities)"
     ds = CachedEmbeddings(cache, labels, idxs)
     dl = EmbeddingsDL(ds, bs=bs)                                     # training's test loader: longest first, not shuffled
     order = np.array(dl.get_idxs())                                  # item of each row of the batches, in turn
     scores = np.empty((len(ds), model.n_classes), dtype=np.float32)
-    for start, (mask, embs, _) in zip(range(0, len(ds), bs), dl):   # [b, n], [b, n, L, D]
+    for start, (mask, embs, _) in zip(range(0, len(ds), bs), progress_bar(dl, display=progress)):   # [b, n], [b, n, L, D]
         scores[order[start:start+bs]] = model(mask, embs)[0].float().numpy()   # a_out [b, n_classes]
     probs = torch.softmax(torch.from_numpy(scores), dim=-1).numpy()
     df = pd.DataFrame(dict(index=ds.idxs, target=ds.labels, predicted=scores.argmax(1)))
@@ -232,6 +234,7 @@ def teacher_probabilities(runs:list[str|Path], # finished run folders (results.j
                           data:str|Path|None=None, # SST tree files (default: the first run's own `data`)
                           cache_dir:str|Path|None=None, # parent folder of the embedding caches
                           bs:int=200, # texts per batch
+                          progress:bool=False, # a progress bar per head
                          ) -> tuple[np.ndarray, EmbeddingCache]:
     "`(probs [N, C], cache)`: the runs' heads' mean class probabilities of every training text of their cache"
     if not runs: raise ValueError("needs at least one teacher run")
@@ -245,7 +248,7 @@ def teacher_probabilities(runs:list[str|Path], # finished run folders (results.j
                                               f"build it with `python -m capsule_routing.sst --train {cfg['train']} ...`")
     probs = 0.
     for run in runs:   # every text, whatever the task keeps: the file is indexed by the cache
-        pred = predict_cached(load_run_model(run), cache, labels, bs=bs)
+        pred = predict_cached(load_run_model(run), cache, labels, bs=bs, progress=progress)
         probs = probs + pred[[f'p{c}' for c in range(n_classes(cfg['task']))]].to_numpy()   # [N, C]
     return probs / len(runs), cache
 
@@ -254,11 +257,12 @@ def teach(runs:str, # comma-separated run folders: the teacher heads
           data:str=None, # SST tree files (default: the first run's own `data`)
           cache_dir:str=None, # parent folder of the embedding caches
           bs:int=200, # texts per batch
+          quiet:bool=False, # no progress bars
          ) -> dict:
     "Write the teacher file of the runs' heads (`teacher_probabilities`, `save_teacher`); return what it holds"
     t0 = time.time()
     run_list = [r.strip() for r in runs.split(',') if r.strip()]
-    probs, cache = teacher_probabilities(run_list, data, cache_dir, bs)
+    probs, cache = teacher_probabilities(run_list, data, cache_dir, bs, progress=not quiet)
     save_teacher(out, probs, cache, teachers=[Path(r).name for r in run_list])
     return dict(out=str(out), n_texts=len(probs), n_classes=probs.shape[1], teachers=teacher_names(out),
                 mean_max_prob=float(probs.max(1).mean()), seconds=round(time.time() - t0, 1))
