@@ -354,7 +354,8 @@ def distill_targets(labels, # [N] classes of the task
 
 
 # %% ../nbs/04_sst.ipynb #985306d9
-import json
+import io, json
+from .embeddings import _atomic_write_bytes
 
 def save_teacher(path:str|Path, # the file to write (.npz)
                  probs, # [N, C] class probabilities of every text of `cache`, in the cache's order
@@ -367,14 +368,10 @@ def save_teacher(path:str|Path, # the file to write (.npz)
         raise ValueError(f"probs must be [N, C] with N = {len(cache)} texts of the cache, received {probs.shape}")
     if not np.allclose(probs.sum(1), 1, atol=1e-4) or probs.min() < 0:
         raise ValueError("each row of probs must be class probabilities: non-negative, summing to 1")
-    tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
-    try:
-        with open(tmp, 'wb') as f:
-            np.savez(f, probs=probs, texts_sha256=np.array(cache.manifest['texts_sha256']),
-                     teachers=np.array(json.dumps([str(t) for t in teachers])))
-            f.flush(); os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally: tmp.unlink(missing_ok=True)
+    buf = io.BytesIO()
+    np.savez(buf, probs=probs, texts_sha256=np.array(cache.manifest['texts_sha256']),
+             teachers=np.array(json.dumps([str(t) for t in teachers])))
+    _atomic_write_bytes(path, buf.getvalue())   # as the caches' index and manifest are written
     return path
 
 def load_teacher(path:str|Path, # written by `save_teacher`
@@ -461,7 +458,7 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
     return caches
 
 # %% ../nbs/04_sst.ipynb #1de10a97
-import sys, json
+import sys
 from functools import partial
 from fastcore.script import anno_parser
 from .training import train_main, WeightAverage

@@ -334,7 +334,7 @@ def summary_table(table:pd.DataFrame, # from `runs_table`
                   baseline:dict|None=None, # `task -> {'dev_acc', 'test_acc', 'C'}` (fractions), from the baseline's json
                   baseline_transformer:str|None=None, # the transformer whose features the baseline used (None: every row's)
                  ) -> pd.DataFrame:
-    "Per setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, part width and count, MixUp's alpha, weight-average decay): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
+    "Per setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, part width and count, MixUp's alpha, weight-average decay, teacher's share of the targets): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
     rows = []
     for setup, g in table.groupby(SETUP, sort=False):
         k, p = len(g), g.test_acc.mean()
