@@ -4,14 +4,14 @@
 
 # %% ../nbs/01a_routing_lineage.ipynb #35700365
 from __future__ import annotations
-import torch, torch.nn as nn, torch.nn.functional as F
+import functools, torch, torch.nn as nn, torch.nn.functional as F
 from .core import check_positive_ints
 from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite
 
 # %% auto #0
-__all__ = ['LINEAGE', 'flat_inputs', 'shaped_outputs', 'votes', 'check_lineage_sizes', 'LineageLayer', 'squash',
-           'squashed_length_logit', 'route_dynamically', 'DynamicRouting', 'em_m_step', 'route_by_em', 'EMRouting',
-           'route_by_inverted_attention', 'InvertedDotProductRouting']
+__all__ = ['LINEAGE', 'ROUTINGS', 'flat_inputs', 'routes_in_float32', 'shaped_outputs', 'votes', 'check_lineage_sizes',
+           'LineageLayer', 'squash', 'squashed_length_logit', 'route_dynamically', 'DynamicRouting', 'em_m_step',
+           'route_by_em', 'EMRouting', 'route_by_inverted_attention', 'InvertedDotProductRouting', 'routing_class']
 
 # %% ../nbs/01a_routing_lineage.ipynb #f6f828d9
 def flat_inputs(layer:nn.Module, # a `LineageLayer` (or any layer with `d_cov`, `d_inp`, `n_inp`, `n_out`, `W`, `check_finite`)
@@ -20,8 +20,19 @@ def flat_inputs(layer:nn.Module, # a `LineageLayer` (or any layer with `d_cov`, 
     "Check a call exactly as `Routing` does, then flatten its batch dimensions"
     n_out = _check_inputs(layer, a_inp, mu_inp, n_out)
     a = a_inp.reshape(-1, a_inp.shape[-1])                                           # [b, i]
-    mu = _remove_masked_nonfinite(layer, a, mu_inp.reshape(-1, *mu_inp.shape[-3:])) # [b, i, c, d]
+    mu = _remove_masked_nonfinite(layer, a, mu_inp.reshape(-1, *mu_inp.shape[-3:])) # [b, i, c, d]; raises on NaN kept
+    mu = mu.masked_fill((a == float('-inf'))[..., None, None], 0)                    # a removed input casts no votes, finite pose or not
     return n_out, a, mu
+
+def routes_in_float32(forward):
+    "Decorate a layer's `forward(a_inp, mu_inp, ...)` to compute in float32 under autocast, as `Routing` does: softmaxes of agreements and variances need it"
+    @functools.wraps(forward)
+    def float32_forward(self, a_inp, mu_inp, *args, **kwargs):
+        if torch.is_autocast_enabled(a_inp.device.type):
+            with torch.autocast(a_inp.device.type, enabled=False):
+                return forward(self, a_inp.float(), mu_inp.float(), *args, **kwargs)
+        return forward(self, a_inp, mu_inp, *args, **kwargs)
+    return float32_forward
 
 def shaped_outputs(batch_shape:torch.Size, a_out, mu_out, sig2_out, R, return_R:bool) -> tuple:
     "[b, ...] results back to the caller's batch shape: (a_out, mu_out, sig2_out) and R if asked for"
@@ -65,7 +76,9 @@ def squash(s:torch.Tensor, # [..., d_cov, d_out] total inputs of output capsules
 def squashed_length_logit(s:torch.Tensor, # [..., d_cov, d_out] total inputs of output capsules
 ) -> torch.Tensor:                        # [...]
     "$\\log \\lVert s \\rVert^2$, the logit of the squashed length $\\lVert$`squash(s)`$\\rVert$"
-    return torch.log((s**2).sum((-2, -1)))
+    n2 = (s**2).sum((-2, -1))                                                       # [...] |s|^2
+    empty = n2 == 0                                                                 # every input removed: nothing to be present
+    return torch.where(empty, float('-inf'), n2.masked_fill(empty, 1).log())      # log 0 = -inf, with a zero gradient, not NaN
 
 # %% ../nbs/01a_routing_lineage.ipynb #8c25b0ef
 def route_dynamically(
@@ -93,6 +106,7 @@ class DynamicRouting(LineageLayer):
         n_iters:int=3, # routing rounds
     ): super().__init__(d_cov, d_inp, d_out, n_inp, n_out, n_iters)
 
+    @routes_in_float32
     def forward(self,
         a_inp:torch.Tensor,  # [..., n_inp] input scores: only -inf matters (it removes the input)
         mu_inp:torch.Tensor, # [..., n_inp, d_cov, d_inp] input poses; their lengths carry presence
@@ -162,6 +176,7 @@ class EMRouting(LineageLayer):
 
     def extra_repr(self): return f"{super().extra_repr()}, inv_temps={self.inv_temps}"
 
+    @routes_in_float32
     def forward(self,
         a_inp:torch.Tensor,  # [..., n_inp] input scores (logits of a_i; -inf removes an input)
         mu_inp:torch.Tensor, # [..., n_inp, d_cov, d_inp] input poses
@@ -202,6 +217,7 @@ class InvertedDotProductRouting(LineageLayer):
         self.norm = nn.LayerNorm(d_cov * d_out)
         self.readout = nn.Linear(d_cov * d_out, 1)
 
+    @routes_in_float32
     def forward(self,
         a_inp:torch.Tensor,  # [..., n_inp] input scores: only -inf matters (it removes the input)
         mu_inp:torch.Tensor, # [..., n_inp, d_cov, d_inp] input poses
@@ -216,3 +232,13 @@ class InvertedDotProductRouting(LineageLayer):
 
 # %% ../nbs/01a_routing_lineage.ipynb #21d95a74
 LINEAGE = (Routing, DynamicRouting, EMRouting, InvertedDotProductRouting)  # the routing algorithms, one call
+
+# %% ../nbs/01a_routing_lineage.ipynb #c661b183
+ROUTINGS = dict(heinsen=Routing, dynamic=DynamicRouting, em=EMRouting, inverted=InvertedDotProductRouting)
+
+def routing_class(name:str, # a key of `ROUTINGS`: 'heinsen', 'dynamic', 'em' or 'inverted'
+) -> type:
+    "The layer class of the routing algorithm called `name`, refused with the names there are"
+    if not (isinstance(name, str) and name in ROUTINGS):
+        raise ValueError(f"routing must be one of {', '.join(map(repr, ROUTINGS))}; received {name!r}")
+    return ROUTINGS[name]

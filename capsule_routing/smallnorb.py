@@ -389,7 +389,7 @@ def conv_output_size(size:int, strides=(1, 2, 1, 2, 1, 2), padding:int=0, kernel
     return size
 
 # %% ../nbs/03_smallnorb.ipynb #00d9d654
-from .routing import Routing
+from .lineage import routing_class
 
 class SmallNORBCapsNet(nn.Module):
     "The paper's smallNORB capsule network (Fig. 3): conv stem with coordinates, then routing to parts and classes"
@@ -402,13 +402,16 @@ class SmallNORBCapsNet(nn.Module):
                  padding:int=0, # of each 3x3 convolution; the paper uses none
                  d_pose:int=4, # capsules hold d_pose x d_pose poses
                  n_iters:int=3, # routing iterations
+                 routing:str='heinsen', # the algorithm of both routings (`ROUTINGS`): 'heinsen' (the paper's), 'dynamic', 'em', 'inverted'
                 ):
         super().__init__()
         check_positive_ints(n_channels=n_channels, n_classes=n_classes, n_parts=n_parts, width=width, d_pose=d_pose)
         if not (len(strides) and all(isinstance(s, int) and s >= 1 for s in strides)):
             raise ValueError(f"strides must be positive ints, one per convolution; received {strides!r}")
         if not (isinstance(padding, int) and padding >= 0): raise ValueError(f"padding must be an int >= 0, received {padding!r}")
+        RoutingLayer = routing_class(routing)                  # Heinsen's `Routing` unless told otherwise
         self.n_channels, self.n_parts, self.d_pose, self.strides, self.padding = n_channels, n_parts, d_pose, tuple(strides), padding
+        self.routing = routing
         blocks, c_in = [], n_channels + 2
         for stride in strides:
             blocks += [nn.BatchNorm2d(c_in), nn.Conv2d(c_in, width, 3, stride=stride, padding=padding), nn.SiLU()]
@@ -417,8 +420,8 @@ class SmallNORBCapsNet(nn.Module):
         self.compute_a = nn.Sequential(nn.BatchNorm2d(width), nn.Conv2d(width, n_parts, 1))
         self.compute_mu = nn.Sequential(nn.BatchNorm2d(width), nn.Conv2d(width, n_parts*d_pose*d_pose, 1))
         self.routings = nn.ModuleList([
-            Routing(d_cov=d_pose, d_inp=d_pose, d_out=d_pose, n_inp=-1, n_out=n_parts, n_iters=n_iters),
-            Routing(d_cov=d_pose, d_inp=d_pose, d_out=d_pose, n_inp=n_parts, n_out=n_classes, n_iters=n_iters)])
+            RoutingLayer(d_cov=d_pose, d_inp=d_pose, d_out=d_pose, n_inp=-1, n_out=n_parts, n_iters=n_iters),
+            RoutingLayer(d_cov=d_pose, d_inp=d_pose, d_out=d_pose, n_inp=n_parts, n_out=n_classes, n_iters=n_iters)])
         for m in self.modules():
             if isinstance(m, nn.Conv2d):  # the paper: Kaiming normal for all convolutions (zero biases are our choice)
                 nn.init.kaiming_normal_(m.weight); nn.init.zeros_(m.bias)
@@ -440,9 +443,8 @@ class SmallNORBCapsNet(nn.Module):
         mu = self.compute_mu(x) # [B, n_parts*d*d, h, w], channel part*d*d + d*r + c
         a_inp = a.permute(0, 2, 3, 1).reshape(B, h*w*self.n_parts)  # [B, h*w*n_parts], position-major
         mu_inp = mu.view(B, self.n_parts, d, d, h, w).permute(0, 4, 5, 1, 2, 3).reshape(B, h*w*self.n_parts, d, d)  # [B, h*w*n_parts, d, d]
-        a_out, mu_out, sig2_out = self.routings[0](a_inp, mu_inp)  # [B, n_parts], [B, n_parts, d, d] x2
-        a_out, mu_out, sig2_out = self.routings[1](a_out.contiguous(), mu_out.contiguous())  # [B, n_classes], [B, n_classes, d, d] x2
-        return a_out, mu_out, sig2_out
+        a_out, mu_out, _ = self.routings[0](a_inp, mu_inp)  # [B, n_parts], [B, n_parts, d, d]
+        return self.routings[1](a_out.contiguous(), mu_out.contiguous())  # [B, n_classes], [B, n_classes, d, d] x2 (sig2_out None for 'dynamic', 'inverted')
 
     @classmethod
     def from_released(cls, path, # the paper's smallNORB_pretrained_model_state_dict.pt
@@ -477,13 +479,14 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
          quiet:bool=False, # no progress bars: one plain line per epoch
          compile_model:bool=False, # compile the whole model (a GPU's fastest; see 06_benchmarks)
          compile_mode:str=None, # `torch.compile`'s mode for --compile_model, e.g. 'reduce-overhead' (CUDA graphs)
+         routing:str='heinsen', # the routing algorithm (`ROUTINGS`): 'heinsen' (the paper's), 'dynamic', 'em', 'inverted'
          optimizer:str='paper_radam', # 'paper_radam' (fastai's RAdam) or 'foreach_radam' (PyTorch's multi-tensor RAdam, fewer kernels)
         ) -> dict:
     "Train the paper's smallNORB model with the paper's regime, select the epoch on held-out training toys, then test it once"
     from capsule_routing.training import train_main
     from capsule_routing.vision import smallnorb_dataloaders  # imported here: vision imports this module
     dls_fn = lambda data, bs, device: smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
-    return train_main(dls_fn, lambda dls: SmallNORBCapsNet(), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
+    return train_main(dls_fn, lambda dls: SmallNORBCapsNet(routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
                       out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, learner_kwargs=dict(pad=pad),
                       compile_model=compile_model, compile_mode=compile_mode, optimizer=optimizer,
-                      settings=dict(pad=pad, n_valid_per_category=n_valid_per_category))
+                      settings=dict(pad=pad, n_valid_per_category=n_valid_per_category, routing=routing))

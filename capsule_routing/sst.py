@@ -215,7 +215,7 @@ def download_sst(folder:str|Path, # where `trees/` and the zip go
     return trees
 
 # %% ../nbs/04_sst.ipynb #b16eb68b
-from .routing import Routing
+from .lineage import routing_class
 
 class SSTCapsNet(nn.Module):
     "The paper's SST model: depth embedding, part detector, routing of n*l capsules to 64, then to one per class"
@@ -227,26 +227,29 @@ class SSTCapsNet(nn.Module):
                  d_parts:int=64, # width of a detected part (an input capsule is 1 x d_parts)
                  n_parts:int=64, # capsules of the first routing's output
                  n_iters:int=3, # routing iterations
+                 routing:str='heinsen', # the algorithm of both routings (`ROUTINGS`): 'heinsen' (the paper's), 'dynamic', 'em', 'inverted'
+                 d_pose:int=2, # columns of every routed capsule (the paper: 1 x 2)
                 ):
         super().__init__()
         if architecture not in ('paper', 'released'):
             raise ValueError(f"architecture must be 'paper' or 'released', received {architecture!r}")
-        check_positive_ints(d_parts=d_parts, n_parts=n_parts)
-        self.n_layers, self.d_emb, self.n_classes, self.architecture = n_layers, d_emb, n_classes, architecture
+        check_positive_ints(d_parts=d_parts, n_parts=n_parts, d_pose=d_pose)
+        RoutingLayer = routing_class(routing)                              # Heinsen's `Routing` unless told otherwise
+        self.n_layers, self.d_emb, self.n_classes, self.architecture, self.routing = n_layers, d_emb, n_classes, architecture, routing
         self.depth_emb = nn.Parameter(torch.zeros(n_layers, d_emb))
         if architecture == 'paper':
             self.detect_parts = nn.Sequential(nn.LayerNorm(d_emb), nn.Linear(d_emb, d_parts), nn.SiLU())
         else:
             self.detect_parts = nn.Sequential(nn.Linear(d_emb, d_parts), nn.SiLU(), nn.LayerNorm(d_parts))
         self.routings = nn.ModuleList([
-            Routing(d_cov=1, d_inp=d_parts, d_out=2, n_out=n_parts, n_iters=n_iters),
-            Routing(d_cov=1, d_inp=2, d_out=2, n_inp=n_parts, n_out=n_classes, n_iters=n_iters)])
+            RoutingLayer(d_cov=1, d_inp=d_parts, d_out=d_pose, n_inp=-1, n_out=n_parts, n_iters=n_iters),
+            RoutingLayer(d_cov=1, d_inp=d_pose, d_out=d_pose, n_inp=n_parts, n_out=n_classes, n_iters=n_iters)])
 
     def forward(self,
                 mask:torch.Tensor, # [B, n]: 1 for a token, 0 for padding
                 embs:torch.Tensor, # [B, n, l, m] hidden states
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        "`(a_out [B, n_classes], mu_out [B, n_classes, 1, 2], sig2_out [B, n_classes, 1, 2])`"
+        "`(a_out [B, n_classes], mu_out [B, n_classes, 1, d_pose], sig2_out [B, n_classes, 1, d_pose] or None)`"
         if embs.ndim != 4 or embs.shape[2:] != (self.n_layers, self.d_emb):
             raise ValueError(f"embs must be [B, n, {self.n_layers}, {self.d_emb}], received {tuple(embs.shape)}")
         if mask.shape != embs.shape[:2]:
@@ -257,8 +260,8 @@ class SSTCapsNet(nn.Module):
         mu_inp = x.reshape(B, n * l, 1, x.shape[-1])                     # token-major capsules [B, n*l, 1, d_parts]
         a_inp = torch.logit(mask.to(x.dtype))                            # [B, n]: +inf token, -inf padding
         a_inp = a_inp[:, :, None].expand(B, n, l).reshape(B, n * l)      # repeated over depths, token-major
-        a, mu, sig2 = self.routings[0](a_inp, mu_inp)                    # [B, 64], [B, 64, 1, 2]
-        return self.routings[1](a, mu)                                   # [B, n_classes], [B, n_classes, 1, 2] x 2
+        a, mu, _ = self.routings[0](a_inp, mu_inp)                       # [B, n_parts], [B, n_parts, 1, d_pose]
+        return self.routings[1](a, mu)                                   # [B, n_classes], [B, n_classes, 1, d_pose] x 2
 
     @classmethod
     def from_released(cls,
@@ -334,10 +337,11 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
     dls.c, dls.vocab = n_classes(task), list(SST5_LABELS if task == 'sst5' else SST2_LABELS)
     return dls, dl('test', False)
 
-def sst_model(dls:DataLoaders, architecture:str='paper', n_iters:int=3, d_parts:int=64, n_parts:int=64) -> SSTCapsNet:
+def sst_model(dls:DataLoaders, architecture:str='paper', n_iters:int=3, d_parts:int=64, n_parts:int=64, routing:str='heinsen', d_pose:int=2) -> SSTCapsNet:
     "An `SSTCapsNet` shaped for the embeddings and task of `dls` (from `sst_dataloaders`)"
     cache = dls.train.dataset.cache
-    return SSTCapsNet(cache.n_layers, cache.d_emb, dls.c, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts)
+    return SSTCapsNet(cache.n_layers, cache.d_emb, dls.c, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts,
+                      routing=routing, d_pose=d_pose)
 
 # %% ../nbs/04_sst.ipynb #a9d9c4f4
 def distill_targets(labels, # [N] classes of the task
@@ -476,6 +480,8 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
               n_iters:int=3, # routing iterations of both routings (the paper: 3)
               d_parts:int=64, # width of a detected part, i.e. of an input capsule (the paper: 64)
               n_parts:int=64, # capsules of the first routing's output (the paper: 64)
+              routing:str='heinsen', # the routing algorithm (`ROUTINGS`): 'heinsen' (the paper's), 'dynamic', 'em', 'inverted'
+              d_pose:int=2, # columns of every routed capsule (the paper: 1 x 2)
               bs:int=20, # batch size (the paper: 20)
               lr_max:float=5e-4, # peak learning rate
               lr_min:float=1e-5, # first and last learning rate
@@ -489,7 +495,8 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
              ) -> dict:
     "Train the paper's SST model on cached hidden states of `transformer`; select by dev accuracy, test once; write results.json"
     # the model's own checks, on a one-dimensional model of the same settings, before hours of embedding can start
-    SSTCapsNet(n_layers=1, d_emb=1, n_classes=n_classes(task), architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts)
+    SSTCapsNet(n_layers=1, d_emb=1, n_classes=n_classes(task), architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts,
+               routing=routing, d_pose=d_pose)
     if not mixup >= 0: raise ValueError(f"mixup is the alpha of Beta(alpha, alpha), >= 0 (0: no MixUp), received {mixup}")
     if ema: WeightAverage(ema)   # refuses a decay outside (0, 1) here, not after the data are read
     check_distill(teacher, distill)
@@ -502,12 +509,13 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     t0 = time.time()
     dls_fn = partial(sst_dataloaders, task=task, transformer=transformer, cache_dir=cache_dir, train=train,
                      num_workers=num_workers, progress=not quiet, teacher=teacher, distill=distill)
-    res = train_main(dls_fn, partial(sst_model, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts), data=data, epochs=epochs, bs=bs,
+    res = train_main(dls_fn, partial(sst_model, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts,
+                                          routing=routing, d_pose=d_pose), data=data, epochs=epochs, bs=bs,
                      lr_max=lr_max, lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
                      learner_kwargs=dict(mixup=mixup, ema=ema))
     history = (Path(out)/'history.csv').read_text().splitlines()
     res.update(task=task, transformer=str(transformer), train=train, architecture=architecture, n_iters=n_iters,
-               d_parts=d_parts, n_parts=n_parts, mixup=mixup, ema=ema, distill=distill, data=str(data),
+               d_parts=d_parts, n_parts=n_parts, routing=routing, d_pose=d_pose, mixup=mixup, ema=ema, distill=distill, data=str(data),
                **(dict(teacher=str(teacher), teachers=teacher_names(teacher), teacher_sha256=targets['teacher_sha256']) if teacher else {}),
                dev_accuracy_by_epoch=[float(row.split(',')[3]) for row in history[1:]],
                wall_seconds=round(time.time() - t0, 1), torch_threads=torch.get_num_threads())

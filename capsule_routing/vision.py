@@ -208,9 +208,10 @@ def smallnorb_dataloaders(data, # folder with the smallNORB files (see `capsule_
 def fashion_mnist_capsnet(n_iters:int=3, # routing iterations
                           n_parts:int=64, # capsule types from the stem, and capsules of the first routing (the paper: 64)
                           width:int=64, # channels of the convolutions (the paper: 64)
+                          routing:str='heinsen', # the routing algorithm (`ROUTINGS`): 'heinsen' (the paper's), 'dynamic', 'em', 'inverted'
                          ) -> SmallNORBCapsNet:
     "The smallNORB architecture sized for 28x28 gray images and 10 classes: 1 channel + coordinates, padded convolutions"
-    return SmallNORBCapsNet(n_channels=1, n_classes=10, padding=1, n_iters=n_iters, n_parts=n_parts, width=width)
+    return SmallNORBCapsNet(n_channels=1, n_classes=10, padding=1, n_iters=n_iters, n_parts=n_parts, width=width, routing=routing)
 
 # %% ../nbs/03a_fashion_mnist.ipynb #6db1210e
 @call_parse
@@ -229,6 +230,7 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
                        n_parts:int=64, # capsules of the first routing (the paper: 64; on a CPU 16 with 2 iterations trains 2.3x faster than 64 with 3)
                        n_iters:int=3, # routing iterations (the paper: 3)
                        width:int=64, # channels of the convolutions (the paper: 64)
+                       routing:str='heinsen', # the routing algorithm (`ROUTINGS`): 'heinsen' (the paper's), 'dynamic', 'em', 'inverted'
                        compile_model:bool=False, # compile the whole model (fastest on a GPU and on a CPU: above, and 06_benchmarks)
                        compile_mode:str=None, # `torch.compile`'s mode for --compile_model, e.g. 'reduce-overhead' (CUDA graphs)
                        optimizer:str='paper_radam', # 'paper_radam' (fastai's RAdam) or 'foreach_radam' (PyTorch's multi-tensor RAdam, fewer kernels)
@@ -236,8 +238,8 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
     "Train and evaluate the 28x28 capsule network on Fashion-MNIST with the paper's regime"
     from capsule_routing.training import train_main
     dls_fn = lambda data, bs, device: fashion_mnist_dataloaders(data, bs, device, n_valid_per_class=n_valid_per_class, seed=seed)
-    return train_main(dls_fn, lambda dls: fashion_mnist_capsnet(n_iters=n_iters, n_parts=n_parts, width=width), data=data, epochs=epochs, bs=bs, lr_max=lr_max,
+    return train_main(dls_fn, lambda dls: fashion_mnist_capsnet(n_iters=n_iters, n_parts=n_parts, width=width, routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max,
                       lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
                       learner_kwargs=dict(pad=pad), compile_model=compile_model,
                       compile_mode=compile_mode, optimizer=optimizer,
-                      settings=dict(n_parts=n_parts, n_iters=n_iters, width=width, pad=pad, n_valid_per_class=n_valid_per_class))
+                      settings=dict(n_parts=n_parts, n_iters=n_iters, width=width, routing=routing, pad=pad, n_valid_per_class=n_valid_per_class))

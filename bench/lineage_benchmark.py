@@ -1,0 +1,91 @@
+"""Speed and memory of the four routing algorithms (`ROUTINGS`), forward + backward, at the paper's shapes.
+
+Each measurement runs in a fresh process (so peak memory is that of one configuration alone), with the same inputs
+for all four algorithms and every parameter drawn at random. Peak memory as in `routing_benchmark.py`.
+
+    python bench/lineage_benchmark.py --threads 1 --out bench/results/lineage_cpu_1thread.md
+    python bench/lineage_benchmark.py --shapes sst_1 sst_1_pose8     # some shapes only
+"""
+import argparse, json, os, platform, statistics, subprocess, sys, time
+import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from routing_benchmark import reset_peak_rss, peak_rss
+from capsule_routing.lineage import ROUTINGS
+
+SHAPES = {  # name: (batch, n_inp, n_out, d_cov, d_inp, d_out, n_inp_fixed)
+    'smallnorb_1': (20, 5184, 64, 4, 4, 4, False),   # 64 parts x 81 positions -> 64 parts
+    'smallnorb_2': (20, 64, 5, 4, 4, 4, True),       # 64 parts -> 5 classes
+    'sst_1':       (20, 925, 64, 1, 64, 2, False),   # 25 tokens x 37 depths -> 64 parts of 1 x 2
+    'sst_1_pose8': (20, 925, 64, 1, 64, 8, False),   # the same, parts of 1 x 8
+}
+
+def make(routing, shape, device, seed=0):
+    b, n_inp, n_out, c, d, h, fixed = SHAPES[shape]
+    torch.manual_seed(seed)
+    a_inp = torch.randn(b, n_inp, device=device, requires_grad=True)
+    mu_inp = torch.randn(b, n_inp, c, d, device=device, requires_grad=True)
+    layer = ROUTINGS[routing](d_cov=c, d_inp=d, d_out=h, n_inp=n_inp if fixed else -1, n_out=n_out, n_iters=3).to(device)
+    with torch.no_grad():   # no parameter left at a special value (zero betas, unit LayerNorm)
+        for p in layer.parameters(): p.add_(0.1 * torch.randn_like(p))
+    return layer, a_inp, mu_inp
+
+def step(layer, a_inp, mu_inp):
+    out = [o for o in layer(a_inp, mu_inp) if o is not None]
+    loss = sum(o.mul(torch.linspace(-1, 1, o.numel(), device=o.device).view_as(o)).sum() for o in out)
+    loss.backward()
+
+def measure(routing, shape, device, repeats):
+    "Runs in a child process: median seconds of forward+backward, and peak memory growth in MiB"
+    layer, a_inp, mu_inp = make(routing, shape, device)
+    sync = torch.cuda.synchronize if device == 'cuda' else (lambda: None)
+    if device == 'cuda': torch.cuda.reset_peak_memory_stats(); base = torch.cuda.memory_allocated()
+    else: base = reset_peak_rss()
+    step(layer, a_inp, mu_inp); sync()                             # warm-up
+    times = []
+    for _ in range(repeats):
+        for t in (a_inp, mu_inp, *layer.parameters()): t.grad = None
+        sync(); t0 = time.perf_counter(); step(layer, a_inp, mu_inp); sync(); times.append(time.perf_counter() - t0)
+    peak = (torch.cuda.max_memory_allocated() - base) / 2**20 if device == 'cuda' else (peak_rss() - base) / 2**20
+    return dict(seconds=statistics.median(times), peak_mib=peak, n_params=sum(p.numel() for p in layer.parameters()))
+
+def run_child(routing, shape, device, repeats):
+    cmd = [sys.executable, __file__, '--child-routing', routing, '--child-shape', shape, '--device', device,
+           '--repeats', str(repeats), '--threads', str(torch.get_num_threads())]
+    return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('--shapes', nargs='*', default=list(SHAPES), choices=list(SHAPES))
+    p.add_argument('--routings', nargs='*', default=list(ROUTINGS), choices=list(ROUTINGS))
+    p.add_argument('--devices', nargs='*', default=['cpu'] + (['cuda'] if torch.cuda.is_available() else []))
+    p.add_argument('--repeats', type=int, default=3)
+    p.add_argument('--threads', type=int, default=None, help="torch threads (default: torch's choice)")
+    p.add_argument('--out', help='also write the markdown table to this file')
+    p.add_argument('--note', default='', help='context to print with the table: when, on what, under what load')
+    p.add_argument('--child-routing'); p.add_argument('--child-shape'); p.add_argument('--device', default='cpu')
+    args = p.parse_args()
+    if args.threads: torch.set_num_threads(args.threads)
+    if args.child_routing: return print(json.dumps(measure(args.child_routing, args.child_shape, args.device, args.repeats)))
+    threads = torch.get_num_threads()
+    lines = [f"Forward + backward, 3 iterations, float32, median of {args.repeats} after a warm-up (shapes: batch x inputs "
+             "[capsule] -> outputs [capsule], * a variable number of inputs; peak memory growth in MiB; time and memory also "
+             f"relative to Heinsen's `Routing`); torch {torch.__version__}, {platform.processor() or platform.machine()}, "
+             f"{threads} thread{'s' if threads != 1 else ''}." + (f" {args.note}" if args.note else ''), "",
+             "| shape | algorithm | parameters | seconds | x Routing | MiB | x Routing |", "|---|---|---|---|---|---|---|"]
+    print('\n'.join(lines), flush=True)
+    for device in args.devices:
+        dev_name = 'cpu' if device == 'cpu' else torch.cuda.get_device_name()
+        for shape in args.shapes:
+            b, n_inp, n_out, c, d, h, fixed = SHAPES[shape]
+            label = f"{shape} ({dev_name}): {b} x {n_inp}{'' if fixed else '*'} [{c}x{d}] -> {n_out} [{c}x{h}]"
+            ref = run_child('heinsen', shape, device, args.repeats)
+            for routing in args.routings:
+                got = ref if routing == 'heinsen' else run_child(routing, shape, device, args.repeats)
+                line = (f"| {label} | {ROUTINGS[routing].__name__} | {got['n_params']:,} | {got['seconds']:.3f} | "
+                        f"{got['seconds'] / ref['seconds']:.2f} | {got['peak_mib']:.0f} | {got['peak_mib'] / max(ref['peak_mib'], 1e-9):.2f} |")
+                lines.append(line); print(line, flush=True)
+    if args.out:
+        os.makedirs(os.path.dirname(args.out) or '.', exist_ok=True)
+        open(args.out, 'w').write('\n'.join(lines) + '\n')
+
+if __name__ == '__main__': main()

