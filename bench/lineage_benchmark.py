@@ -6,10 +6,10 @@ for all four algorithms and every parameter drawn at random. Peak memory as in `
     python bench/lineage_benchmark.py --threads 1 --out bench/results/lineage_cpu_1thread.md
     python bench/lineage_benchmark.py --shapes sst_1 sst_1_pose8     # some shapes only
 """
-import argparse, json, os, platform, statistics, subprocess, sys, time
+import argparse, json, os, platform, subprocess, sys
 import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from routing_benchmark import reset_peak_rss, peak_rss
+from routing_benchmark import time_and_peak
 from capsule_routing.lineage import ROUTINGS
 
 SHAPES = {  # name: (batch, n_inp, n_out, d_cov, d_inp, d_out, n_inp_fixed)
@@ -37,16 +37,8 @@ def step(layer, a_inp, mu_inp):
 def measure(routing, shape, device, repeats):
     "Runs in a child process: median seconds of forward+backward, and peak memory growth in MiB"
     layer, a_inp, mu_inp = make(routing, shape, device)
-    sync = torch.cuda.synchronize if device == 'cuda' else (lambda: None)
-    if device == 'cuda': torch.cuda.reset_peak_memory_stats(); base = torch.cuda.memory_allocated()
-    else: base = reset_peak_rss()
-    step(layer, a_inp, mu_inp); sync()                             # warm-up
-    times = []
-    for _ in range(repeats):
-        for t in (a_inp, mu_inp, *layer.parameters()): t.grad = None
-        sync(); t0 = time.perf_counter(); step(layer, a_inp, mu_inp); sync(); times.append(time.perf_counter() - t0)
-    peak = (torch.cuda.max_memory_allocated() - base) / 2**20 if device == 'cuda' else (peak_rss() - base) / 2**20
-    return dict(seconds=statistics.median(times), peak_mib=peak, n_params=sum(p.numel() for p in layer.parameters()))
+    measured = time_and_peak(lambda: step(layer, a_inp, mu_inp), (a_inp, mu_inp, *layer.parameters()), device, repeats)
+    return measured | dict(n_params=sum(p.numel() for p in layer.parameters()))
 
 def run_child(routing, shape, device, repeats):
     cmd = [sys.executable, __file__, '--child-routing', routing, '--child-shape', shape, '--device', device,

@@ -54,19 +54,23 @@ def reset_peak_rss():
 
 def peak_rss(): return _status_kib('VmHWM') * 1024
 
-def measure(impl, shape, device, repeats):
-    "Runs in a child process: median seconds of forward+backward, and peak memory in MiB"
-    layer, a_inp, mu_inp = make(shape, device)
+def time_and_peak(run_step, tensors, device, repeats):
+    "Median seconds of `run_step()` after a warm-up (the grads of `tensors` cleared before each), and the growth of peak memory in MiB"
     sync = torch.cuda.synchronize if device == 'cuda' else (lambda: None)
     if device == 'cuda': torch.cuda.reset_peak_memory_stats(); base = torch.cuda.memory_allocated()
     else: base = reset_peak_rss()                                  # inputs and parameters already allocated
-    step(impl, layer, a_inp, mu_inp); sync()                       # warm-up
+    run_step(); sync()                                             # warm-up
     times = []
     for _ in range(repeats):
-        for t in (a_inp, mu_inp, *layer.parameters()): t.grad = None
-        sync(); t0 = time.perf_counter(); step(impl, layer, a_inp, mu_inp); sync(); times.append(time.perf_counter() - t0)
+        for t in tensors: t.grad = None
+        sync(); t0 = time.perf_counter(); run_step(); sync(); times.append(time.perf_counter() - t0)
     peak = (torch.cuda.max_memory_allocated() - base) / 2**20 if device == 'cuda' else (peak_rss() - base) / 2**20
     return dict(seconds=statistics.median(times), peak_mib=peak)
+
+def measure(impl, shape, device, repeats):
+    "Runs in a child process: median seconds of forward+backward, and peak memory in MiB"
+    layer, a_inp, mu_inp = make(shape, device)
+    return time_and_peak(lambda: step(impl, layer, a_inp, mu_inp), (a_inp, mu_inp, *layer.parameters()), device, repeats)
 
 def agreement(shape, device):
     "Largest relative difference between Routing and the literal equations, over outputs and all gradients, in float64 (batch 4)"
