@@ -6,18 +6,15 @@ for all four algorithms and every parameter drawn at random. Peak memory as in `
     python bench/lineage_benchmark.py --threads 1 --out bench/results/lineage_cpu_1thread.md
     python bench/lineage_benchmark.py --shapes sst_1 sst_1_pose8     # some shapes only
 """
-import argparse, json, os, platform, subprocess, sys
+import json, os, platform, subprocess, sys
 import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from routing_benchmark import time_and_peak
+import routing_benchmark
+from routing_benchmark import time_and_peak, benchmark_parser, shape_label, write_table
 from capsule_routing.lineage import ROUTINGS
 
-SHAPES = {  # name: (batch, n_inp, n_out, d_cov, d_inp, d_out, n_inp_fixed)
-    'smallnorb_1': (20, 5184, 64, 4, 4, 4, False),   # 64 parts x 81 positions -> 64 parts
-    'smallnorb_2': (20, 64, 5, 4, 4, 4, True),       # 64 parts -> 5 classes
-    'sst_1':       (20, 925, 64, 1, 64, 2, False),   # 25 tokens x 37 depths -> 64 parts of 1 x 2
-    'sst_1_pose8': (20, 925, 64, 1, 64, 8, False),   # the same, parts of 1 x 8
-}
+SHAPES = {**routing_benchmark.SHAPES,  # name: (batch, n_inp, n_out, d_cov, d_inp, d_out, n_inp_fixed)
+          'sst_1_pose8': (20, 925, 64, 1, 64, 8, False)}   # sst_1 with parts of 1 x 8
 
 def make(routing, shape, device, seed=0):
     b, n_inp, n_out, c, d, h, fixed = SHAPES[shape]
@@ -46,15 +43,9 @@ def run_child(routing, shape, device, repeats):
     return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('--shapes', nargs='*', default=list(SHAPES), choices=list(SHAPES))
+    p = benchmark_parser(__doc__, SHAPES)
     p.add_argument('--routings', nargs='*', default=list(ROUTINGS), choices=list(ROUTINGS))
-    p.add_argument('--devices', nargs='*', default=['cpu'] + (['cuda'] if torch.cuda.is_available() else []))
-    p.add_argument('--repeats', type=int, default=3)
-    p.add_argument('--threads', type=int, default=None, help="torch threads (default: torch's choice)")
-    p.add_argument('--out', help='also write the markdown table to this file')
-    p.add_argument('--note', default='', help='context to print with the table: when, on what, under what load')
-    p.add_argument('--child-routing'); p.add_argument('--child-shape'); p.add_argument('--device', default='cpu')
+    p.add_argument('--child-routing')
     args = p.parse_args()
     if args.threads: torch.set_num_threads(args.threads)
     if args.child_routing: return print(json.dumps(measure(args.child_routing, args.child_shape, args.device, args.repeats)))
@@ -68,16 +59,13 @@ def main():
     for device in args.devices:
         dev_name = 'cpu' if device == 'cpu' else torch.cuda.get_device_name()
         for shape in args.shapes:
-            b, n_inp, n_out, c, d, h, fixed = SHAPES[shape]
-            label = f"{shape} ({dev_name}): {b} x {n_inp}{'' if fixed else '*'} [{c}x{d}] -> {n_out} [{c}x{h}]"
+            label = shape_label(shape, SHAPES, dev_name)
             ref = run_child('heinsen', shape, device, args.repeats)
             for routing in args.routings:
                 got = ref if routing == 'heinsen' else run_child(routing, shape, device, args.repeats)
                 line = (f"| {label} | {ROUTINGS[routing].__name__} | {got['n_params']:,} | {got['seconds']:.3f} | "
                         f"{got['seconds'] / ref['seconds']:.2f} | {got['peak_mib']:.0f} | {got['peak_mib'] / max(ref['peak_mib'], 1e-9):.2f} |")
                 lines.append(line); print(line, flush=True)
-    if args.out:
-        os.makedirs(os.path.dirname(args.out) or '.', exist_ok=True)
-        open(args.out, 'w').write('\n'.join(lines) + '\n')
+    if args.out: write_table(lines, args.out)
 
 if __name__ == '__main__': main()

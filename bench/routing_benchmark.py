@@ -93,15 +93,31 @@ def run_child(impl, shape, device, repeats):
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
     return json.loads(out)
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('--shapes', nargs='*', default=list(SHAPES), choices=list(SHAPES))
+def benchmark_parser(doc, shapes):
+    "The options every routing benchmark takes: shapes, devices, repeats, threads, the table's file and note, a child's device"
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('--shapes', nargs='*', default=list(shapes), choices=list(shapes))
     p.add_argument('--devices', nargs='*', default=['cpu'] + (['cuda'] if torch.cuda.is_available() else []))
     p.add_argument('--repeats', type=int, default=3)
     p.add_argument('--threads', type=int, default=None, help='torch threads (default: torch\'s choice)')
     p.add_argument('--out', help='also write the markdown table to this file')
     p.add_argument('--note', default='', help='context to print with the table: when, on what, under what load')
-    p.add_argument('--child-impl'); p.add_argument('--child-shape'); p.add_argument('--device', default='cpu')
+    p.add_argument('--child-shape'); p.add_argument('--device', default='cpu')
+    return p
+
+def shape_label(shape, shapes, dev_name):
+    "A table's first column: name, device, batch x inputs [capsule] -> outputs [capsule], * for a variable number of inputs"
+    b, n_inp, n_out, c, d, h, fixed = shapes[shape]
+    return f"{shape} ({dev_name}): {b} x {n_inp}{'' if fixed else '*'} [{c}x{d}] -> {n_out} [{c}x{h}]"
+
+def write_table(lines, out):
+    "The table's lines to `out`, its folder made if needed"
+    os.makedirs(os.path.dirname(out) or '.', exist_ok=True)
+    open(out, 'w').write('\n'.join(lines) + '\n')
+
+def main():
+    p = benchmark_parser(__doc__, SHAPES)
+    p.add_argument('--child-impl')
     args = p.parse_args()
     if args.threads: torch.set_num_threads(args.threads)
     if args.child_impl: return child(args)
@@ -122,12 +138,9 @@ def main():
             layer = make(shape, 'cpu', batch=1)[0]
             stepwise = run_child('step', shape, device, args.repeats) if uses_implicit_votes(layer, n_out, torch.float32) else fast
             diff = agreement(shape, device)
-            label = f"{shape} ({dev_name}): {b} x {n_inp}{'' if fixed else '*'} [{c}x{d}] -> {n_out} [{c}x{h}]"
-            line = (f"| {label} | {lit['seconds']:.3f} | {stepwise['seconds']:.3f} | {fast['seconds']:.3f} | {lit['seconds'] / fast['seconds']:.1f}x | "
+            line = (f"| {shape_label(shape, SHAPES, dev_name)} | {lit['seconds']:.3f} | {stepwise['seconds']:.3f} | {fast['seconds']:.3f} | {lit['seconds'] / fast['seconds']:.1f}x | "
                     f"{lit['peak_mib']:.0f} | {stepwise['peak_mib']:.0f} | {fast['peak_mib']:.0f} | {fast['peak_mib'] / max(lit['peak_mib'], 1e-9):.2f} | {diff:.1e} |")
             lines.append(line); print(line, flush=True)
-    if args.out:
-        os.makedirs(os.path.dirname(args.out) or '.', exist_ok=True)
-        open(args.out, 'w').write('\n'.join(lines) + '\n')
+    if args.out: write_table(lines, args.out)
 
 if __name__ == '__main__': main()
