@@ -5,23 +5,28 @@ for all four algorithms and every parameter drawn at random. Peak memory as in `
 
     python bench/lineage_benchmark.py --threads 1 --out bench/results/lineage_cpu_1thread.md
     python bench/lineage_benchmark.py --shapes sst_1 sst_1_pose8     # some shapes only
+
+Where a layer leaves its votes unformed (`forms_votes()` is False), it is also measured with `implicit_votes = False`,
+so that the table shows what leaving them unformed buys.
 """
 import json, os, platform, subprocess, sys
 import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import routing_benchmark
 from routing_benchmark import time_and_peak, benchmark_parser, shape_label, write_table
+from capsule_routing.routing import Routing, uses_implicit_votes
 from capsule_routing.lineage import ROUTINGS
 
 SHAPES = {**routing_benchmark.SHAPES,  # name: (batch, n_inp, n_out, d_cov, d_inp, d_out, n_inp_fixed)
           'sst_1_pose8': (20, 925, 64, 1, 64, 8, False)}   # sst_1 with parts of 1 x 8
 
-def make(routing, shape, device, seed=0):
+def make(routing, shape, device, seed=0, formed=False):
     b, n_inp, n_out, c, d, h, fixed = SHAPES[shape]
     torch.manual_seed(seed)
     a_inp = torch.randn(b, n_inp, device=device, requires_grad=True)
     mu_inp = torch.randn(b, n_inp, c, d, device=device, requires_grad=True)
     layer = ROUTINGS[routing](d_cov=c, d_inp=d, d_out=h, n_inp=n_inp if fixed else -1, n_out=n_out, n_iters=3).to(device)
+    if formed: layer.implicit_votes = False
     with torch.no_grad():   # no parameter left at a special value (zero betas, unit LayerNorm)
         for p in layer.parameters(): p.add_(0.1 * torch.randn_like(p))
     return layer, a_inp, mu_inp
@@ -31,30 +36,35 @@ def step(layer, a_inp, mu_inp):
     loss = sum(o.mul(torch.linspace(-1, 1, o.numel(), device=o.device).view_as(o)).sum() for o in out)
     loss.backward()
 
-def measure(routing, shape, device, repeats):
-    "Runs in a child process: median seconds of forward+backward, and peak memory growth in MiB"
-    layer, a_inp, mu_inp = make(routing, shape, device)
-    measured = time_and_peak(lambda: step(layer, a_inp, mu_inp), (a_inp, mu_inp, *layer.parameters()), device, repeats)
-    return measured | dict(n_params=sum(p.numel() for p in layer.parameters()))
+def forms_votes(layer, n_out):
+    "Whether `layer` forms its votes in float32"
+    return not uses_implicit_votes(layer, n_out, torch.float32) if isinstance(layer, Routing) else layer.forms_votes(torch.float32)
 
-def run_child(routing, shape, device, repeats):
+def measure(routing, shape, device, repeats, formed):
+    "Runs in a child process: median seconds of forward+backward, peak memory growth in MiB, whether the votes were formed"
+    layer, a_inp, mu_inp = make(routing, shape, device, formed=formed)
+    measured = time_and_peak(lambda: step(layer, a_inp, mu_inp), (a_inp, mu_inp, *layer.parameters()), device, repeats)
+    return measured | dict(n_params=sum(p.numel() for p in layer.parameters()), formed=forms_votes(layer, SHAPES[shape][2]))
+
+def run_child(routing, shape, device, repeats, formed=False):
     cmd = [sys.executable, __file__, '--child-routing', routing, '--child-shape', shape, '--device', device,
-           '--repeats', str(repeats), '--threads', str(torch.get_num_threads())]
+           '--repeats', str(repeats), '--threads', str(torch.get_num_threads())] + (['--child-formed'] if formed else [])
     return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
 
 def main():
     p = benchmark_parser(__doc__, SHAPES)
     p.add_argument('--routings', nargs='*', default=list(ROUTINGS), choices=list(ROUTINGS))
-    p.add_argument('--child-routing')
+    p.add_argument('--child-routing'); p.add_argument('--child-formed', action='store_true')
     args = p.parse_args()
     if args.threads: torch.set_num_threads(args.threads)
-    if args.child_routing: return print(json.dumps(measure(args.child_routing, args.child_shape, args.device, args.repeats)))
+    if args.child_routing: return print(json.dumps(measure(args.child_routing, args.child_shape, args.device, args.repeats, args.child_formed)))
     threads = torch.get_num_threads()
     lines = [f"Forward + backward, 3 iterations, float32, median of {args.repeats} after a warm-up (shapes: batch x inputs "
              "[capsule] -> outputs [capsule], * a variable number of inputs; peak memory growth in MiB; time and memory also "
-             f"relative to Heinsen's `Routing`); torch {torch.__version__}, {platform.processor() or platform.machine()}, "
+             f"relative to Heinsen's `Routing` as it routes by default; votes: whether the layer forms them, by its own rule or "
+             f"forced); torch {torch.__version__}, {platform.processor() or platform.machine()}, "
              f"{threads} thread{'s' if threads != 1 else ''}." + (f" {args.note}" if args.note else ''), "",
-             "| shape | algorithm | parameters | seconds | x Routing | MiB | x Routing |", "|---|---|---|---|---|---|---|"]
+             "| shape | algorithm | votes | parameters | seconds | x Routing | MiB | x Routing |", "|---|---|---|---|---|---|---|---|"]
     print('\n'.join(lines), flush=True)
     for device in args.devices:
         dev_name = 'cpu' if device == 'cpu' else torch.cuda.get_device_name()
@@ -63,9 +73,12 @@ def main():
             ref = run_child('heinsen', shape, device, args.repeats)
             for routing in args.routings:
                 got = ref if routing == 'heinsen' else run_child(routing, shape, device, args.repeats)
-                line = (f"| {label} | {ROUTINGS[routing].__name__} | {got['n_params']:,} | {got['seconds']:.3f} | "
-                        f"{got['seconds'] / ref['seconds']:.2f} | {got['peak_mib']:.0f} | {got['peak_mib'] / max(ref['peak_mib'], 1e-9):.2f} |")
-                lines.append(line); print(line, flush=True)
+                runs = [(got, 'formed' if got['formed'] else 'not formed')]
+                if not got['formed']: runs.append((run_child(routing, shape, device, args.repeats, formed=True), 'formed (forced)'))
+                for got, votes in runs:
+                    line = (f"| {label} | {ROUTINGS[routing].__name__} | {votes} | {got['n_params']:,} | {got['seconds']:.3f} | "
+                            f"{got['seconds'] / ref['seconds']:.2f} | {got['peak_mib']:.0f} | {got['peak_mib'] / max(ref['peak_mib'], 1e-9):.2f} |")
+                    lines.append(line); print(line, flush=True)
     if args.out: write_table(lines, args.out)
 
 if __name__ == '__main__': main()

@@ -7,11 +7,13 @@ from __future__ import annotations
 import functools, torch, torch.nn as nn, torch.nn.functional as F
 from .core import check_positive_ints
 from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite
+from .routing import uses_implicit_votes, implicit_vote_features, implicit_e_step, implicit_moments
 
 # %% auto #0
 __all__ = ['LINEAGE', 'ROUTINGS', 'flat_inputs', 'routes_in_float32', 'shaped_outputs', 'votes', 'check_lineage_sizes',
-           'LineageLayer', 'squash', 'squashed_length_logit', 'route_dynamically', 'DynamicRouting', 'em_m_step',
-           'route_by_em', 'EMRouting', 'route_by_inverted_attention', 'InvertedDotProductRouting', 'routing_class']
+           'LineageLayer', 'FormedVotes', 'SharedWeightVotes', 'squash', 'squashed_length_logit', 'route_dynamically',
+           'DynamicRouting', 'em_m_step', 'em_score', 'route_by_em', 'route_by_em_with_implicit_votes', 'EMRouting',
+           'route_by_inverted_attention', 'InvertedDotProductRouting', 'routing_class']
 
 # %% ../nbs/01a_routing_lineage.ipynb #f6f828d9
 def flat_inputs(layer:nn.Module, # a `LineageLayer` (or any layer with `d_cov`, `d_inp`, `n_inp`, `n_out`, `W`, `check_finite`)
@@ -55,15 +57,54 @@ def check_lineage_sizes(name:str, d_cov, d_inp, d_out, n_inp, n_out, n_iters):
 
 class LineageLayer(nn.Module):
     "What the three layers below share: checked sizes, weights $W$ [n_inp or 1, n_out, d_inp, d_out] for votes without bias, the call's checks"
-    check_finite = True # raise on non-finite poses of inputs that are not removed with a -inf score
+    check_finite = True   # raise on non-finite poses of inputs that are not removed with a -inf score
+    implicit_votes = True # leave the votes of weights shared over inputs unformed (False: always form them)
     def __init__(self, d_cov:int, d_inp:int, d_out:int, n_inp:int, n_out:int, n_iters:int):
         super().__init__()
         check_lineage_sizes(type(self).__name__, d_cov, d_inp, d_out, n_inp, n_out, n_iters)
         self.d_cov, self.d_inp, self.d_out, self.n_inp, self.n_out, self.n_iters = d_cov, d_inp, d_out, n_inp, n_out, n_iters
         self.W = nn.Parameter(torch.randn(max(n_inp, 1), n_out, d_inp, d_out) / d_inp)
 
+    def forms_votes(self, dtype:torch.dtype=torch.float32) -> bool:
+        "Whether the layer forms its votes: unless the weights are shared over inputs and `implicit_votes` is set"
+        return not (self.implicit_votes and self.n_inp == -1)
+
+    def votes_of(self, mu:torch.Tensor, # [b, i, c, d] input poses, zero where removed
+    ) -> FormedVotes|SharedWeightVotes:
+        "The votes of `mu`, formed or not, as `forms_votes` says"
+        return FormedVotes(votes(mu, self.W)) if self.forms_votes(mu.dtype) else SharedWeightVotes(mu, self.W)
+
     def extra_repr(self):
         return f"{'any' if self.n_inp == -1 else self.n_inp} x [{self.d_cov}, {self.d_inp}] -> {self.n_out} x [{self.d_cov}, {self.d_out}], n_iters={self.n_iters}"
+
+# %% ../nbs/01a_routing_lineage.ipynb #dbadeb46
+class FormedVotes:
+    "Votes made once, and the two sums a dot-product route takes over them"
+    def __init__(self, V:torch.Tensor): self.V, self.shape = V, V.shape        # [b, i, j, c, h]
+    def new_zeros(self, *shape): return self.V.new_zeros(*shape)
+    def pooled(self, w:torch.Tensor, # [b, i, j]
+    ) -> torch.Tensor:               # [b, j, c, h]
+        "$\\sum_i w_{ij} V_{ij}$"
+        return torch.einsum('bij,bijch->bjch', w, self.V)
+    def agreement(self, x:torch.Tensor, # [b, j, c, h] a pose per output
+    ) -> torch.Tensor:                  # [b, i, j]
+        "$\\langle V_{ij}, x_j \\rangle$"
+        return torch.einsum('bijch,bjch->bij', self.V, x)
+
+class SharedWeightVotes:
+    "The same two sums of votes $V_{ij} = \\mu_i W_j$ that are never formed (weights shared over inputs)"
+    def __init__(self, mu:torch.Tensor, # [b, i, c, d] input poses
+                 W:torch.Tensor):       # [1, j, d, h] weights shared over inputs
+        assert W.shape[0] == 1, f"weights per input, {list(W.shape)}: their votes must be formed"
+        self.mu, self.W = mu, W[0]                                                    # [b, i, c, d], [j, d, h]
+        self.shape = torch.Size((*mu.shape[:2], W.shape[1], mu.shape[2], W.shape[3]))  # [b, i, j, c, h]: the votes', as if formed
+    def new_zeros(self, *shape): return self.mu.new_zeros(*shape)
+    def pooled(self, w:torch.Tensor) -> torch.Tensor:   # [b, i, j] -> [b, j, c, h]
+        "$\\big(\\sum_i w_{ij} \\mu_i\\big) W_j$"
+        return torch.einsum('bij,bicd->bjcd', w, self.mu) @ self.W                   # [b, j, c, d] @ [j, d, h]
+    def agreement(self, x:torch.Tensor) -> torch.Tensor: # [b, j, c, h] -> [b, i, j]
+        "$\\langle \\mu_i, x_j W_j^\\top \\rangle$"
+        return torch.einsum('bicd,bjcd->bij', self.mu, x @ self.W.transpose(-1, -2))  # x_j W_j^T: [b, j, c, d]
 
 # %% ../nbs/01a_routing_lineage.ipynb #a664695a
 def squash(s:torch.Tensor, # [..., d_cov, d_out] total inputs of output capsules
@@ -82,16 +123,16 @@ def squashed_length_logit(s:torch.Tensor, # [..., d_cov, d_out] total inputs of 
 
 # %% ../nbs/01a_routing_lineage.ipynb #8c25b0ef
 def route_dynamically(
-    V:torch.Tensor, # [b, i, j, c, h] votes (zero for removed inputs)
+    V:FormedVotes|SharedWeightVotes, # votes [b, i, j, c, h] (zero for removed inputs)
     n_iters:int,
 ) -> tuple: # s [b, j, c, h] total inputs, v [b, j, c, h] squashed outputs, c [b, i, j] coupling coefficients of the last round
     "Sabour et al.'s Procedure 1, one line per step"
     logits = V.new_zeros(V.shape[:3])                                              # [b, i, j] b_ij = 0: equal shares
     for it in range(n_iters):
         c = F.softmax(logits, dim=-1)                                              # [b, i, j]: each input's shares sum to 1
-        s = torch.einsum('bij,bijch->bjch', c, V)                                  # [b, j, c, h]
+        s = V.pooled(c)                                                            # [b, j, c, h]
         v = squash(s)
-        if it < n_iters - 1: logits = logits + torch.einsum('bijch,bjch->bij', V, v)   # agreement, added as a log likelihood
+        if it < n_iters - 1: logits = logits + V.agreement(v)   # agreement, added as a log likelihood
     return s, v, c
 
 # %% ../nbs/01a_routing_lineage.ipynb #340e4cd5
@@ -115,7 +156,7 @@ class DynamicRouting(LineageLayer):
     ) -> tuple: # a_out [..., n_out] (log |s|^2), mu_out [..., n_out, d_cov, d_out] (squashed), None (, R)
         "Route by dot-product agreement with the squashed outputs"
         n_out, a, mu = flat_inputs(self, a_inp, mu_inp, n_out)                   # [b, i], [b, i, c, d]
-        s, v, c = route_dynamically(votes(mu, self.W), self.n_iters)              # [b, j, c, h] x2, [b, i, j]
+        s, v, c = route_dynamically(self.votes_of(mu), self.n_iters)                 # [b, j, c, h] x2, [b, i, j]
         return shaped_outputs(a_inp.shape[:-1], squashed_length_logit(s), v, None, c, return_R)
 
 # %% ../nbs/01a_routing_lineage.ipynb #9fc87cbf
@@ -134,8 +175,15 @@ def em_m_step(
     used = amount[..., None, None] + eps                                            # [b, j, 1, 1]
     mu_out = torch.einsum('bij,bijch->bjch', data, V) / used
     sig2_out = torch.einsum('bij,bijch->bjch', data, (V - mu_out[:, None])**2) / used + eps
+    return em_score(amount, sig2_out, beta_v, beta_a, inv_temp), mu_out, sig2_out
+
+def em_score(amount:torch.Tensor,   # [b, j] data each output explains, sum_i R'_ij
+             sig2_out:torch.Tensor, # [b, j, c, h] its variances
+             beta_v:torch.Tensor, beta_a:torch.Tensor, inv_temp:float,
+) -> torch.Tensor:                  # [b, j] a_out, the logit of a_j
+    "$\lambda (\beta_a - \mathrm{cost}_j)$, the cost of describing the data an output explains with its Gaussian"
     cost = (beta_v[:, None, None] + 0.5 * torch.log(sig2_out)).sum((-2, -1)) * amount   # [b, j]; log sigma = log(sigma^2) / 2
-    return inv_temp * (beta_a - cost), mu_out, sig2_out
+    return inv_temp * (beta_a - cost)
 
 # %% ../nbs/01a_routing_lineage.ipynb #dcf9e7c0
 def route_by_em(
@@ -153,9 +201,31 @@ def route_by_em(
         a_out, mu_out, sig2_out = em_m_step(V, R, a, beta_v, beta_a, inv_temp, eps)
     return a_out, mu_out, sig2_out, R
 
+# %% ../nbs/01a_routing_lineage.ipynb #a0b04d8b
+def route_by_em_with_implicit_votes(
+    a:torch.Tensor,      # [b, i] input presences f(a_inp)
+    mu:torch.Tensor,     # [b, i, c, d] input poses (finite)
+    W:torch.Tensor,      # [1, j, d, h] weights shared over inputs
+    beta_v:torch.Tensor, # [j]
+    beta_a:torch.Tensor, # [j]
+    inv_temps:tuple,     # lambda for each iteration
+    eps:float=1e-5,
+) -> tuple: # a_out [b, j], mu_out and sig2_out [b, j, c, h], R [b, i, j] of the last M-step, as `route_by_em`
+    "`route_by_em` with every sum over vote entries taken over products of the centred poses: no vote is formed"
+    (J, d, h), c = W.shape[1:], mu.shape[-2]
+    W = W[0]                                                                        # [j, d, h]
+    feats, data, V_center = implicit_vote_features(a[..., None], mu, W, W.new_zeros(J, c, h), eps)   # votes without bias
+    R = mu.new_full((*a.shape, J), 1 / J)                                           # [b, i, j] equal shares
+    for it, inv_temp in enumerate(inv_temps):
+        if it > 0: R = implicit_e_step(feats, V_center, W, a_out, mu_out, sig2_out)
+        amount, mu_out, sig2_out = implicit_moments(R, data, V_center, W, eps)     # amount [b, j] = sum_i a_i R_ij
+        a_out = em_score(amount, sig2_out, beta_v, beta_a, inv_temp)
+    return a_out, mu_out, sig2_out, R
+
 # %% ../nbs/01a_routing_lineage.ipynb #5ceff8e4
 class EMRouting(LineageLayer):
     "Hinton et al. (2018): fit a Gaussian per output to its presence-weighted votes; an output is present when its fit is cheap"
+    p_model = 'gaussian' # its densities, for `uses_implicit_votes`
     def __init__(self,
         d_cov:int,           # rows of every capsule (4 for the paper's 4x4 pose matrices)
         d_inp:int,           # columns of an input capsule
@@ -176,6 +246,10 @@ class EMRouting(LineageLayer):
 
     def extra_repr(self): return f"{super().extra_repr()}, inv_temps={self.inv_temps}"
 
+    def forms_votes(self, dtype:torch.dtype=torch.float32) -> bool:
+        "Whether the layer forms its votes: under `Routing`'s own condition (`uses_implicit_votes`) it does not"
+        return not uses_implicit_votes(self, self.n_out, dtype)
+
     @routes_in_float32
     def forward(self,
         a_inp:torch.Tensor,  # [..., n_inp] input scores (logits of a_i; -inf removes an input)
@@ -185,20 +259,22 @@ class EMRouting(LineageLayer):
     ) -> tuple: # a_out [..., n_out], mu_out and sig2_out [..., n_out, d_cov, d_out] (, R)
         "Route by fitting a mixture of Gaussians to the votes"
         n_out, a, mu = flat_inputs(self, a_inp, mu_inp, n_out)                   # [b, i], [b, i, c, d]
-        routed = route_by_em(votes(mu, self.W), torch.sigmoid(a), self.beta_v, self.beta_a, self.inv_temps, self.eps)
+        params = (self.beta_v, self.beta_a, self.inv_temps, self.eps)
+        if self.forms_votes(mu.dtype): routed = route_by_em(votes(mu, self.W), torch.sigmoid(a), *params)
+        else: routed = route_by_em_with_implicit_votes(torch.sigmoid(a), mu, self.W, *params)
         return shaped_outputs(a_inp.shape[:-1], *routed, return_R)
 
 # %% ../nbs/01a_routing_lineage.ipynb #33ff01bb
 def route_by_inverted_attention(
-    V:torch.Tensor,    # [b, i, j, c, h] votes (zero for removed inputs)
+    V:FormedVotes|SharedWeightVotes, # votes [b, i, j, c, h] (zero for removed inputs)
     n_iters:int,
     norm:nn.LayerNorm, # over the c*h entries of a pose
 ) -> tuple: # p [b, j, c, h] output poses, r [b, i, j] routing coefficients of the last round
     "Tsai et al.'s Procedure 1, one line per step"
     p = V.new_zeros(V.shape[0], *V.shape[2:])                                       # [b, j, c, h] poses start at 0
     for _ in range(n_iters):
-        r = F.softmax(torch.einsum('bjch,bijch->bij', p, V), dim=-1)                # [b, i, j] outputs compete for each input
-        s = torch.einsum('bij,bijch->bjch', r, V)                                   # [b, j, c, h]
+        r = F.softmax(V.agreement(p), dim=-1)                                       # [b, i, j] outputs compete for each input
+        s = V.pooled(r)                                                             # [b, j, c, h]
         p = norm(s.flatten(-2)).view_as(s)                                          # [b, j, c*h] -> [b, j, c, h]
     return p, r
 
@@ -226,7 +302,7 @@ class InvertedDotProductRouting(LineageLayer):
     ) -> tuple: # a_out [..., n_out] (read out of the poses), mu_out [..., n_out, d_cov, d_out], None (, R)
         "Route by inverted dot-product attention"
         n_out, a, mu = flat_inputs(self, a_inp, mu_inp, n_out)                   # [b, i], [b, i, c, d]
-        p, r = route_by_inverted_attention(votes(mu, self.W), self.n_iters, self.norm)   # [b, j, c, h], [b, i, j]
+        p, r = route_by_inverted_attention(self.votes_of(mu), self.n_iters, self.norm)   # [b, j, c, h], [b, i, j]
         a_out = self.readout(p.flatten(-2)).squeeze(-1)                            # [b, j, c*h] -> [b, j]
         return shaped_outputs(a_inp.shape[:-1], a_out, p, None, r, return_R)
 

@@ -12,7 +12,8 @@ from .core import check_positive_ints
 # %% auto #0
 __all__ = ['INPUT_BLOCK', 'compute_votes', 'symmetry_breaking_bias', 'log_densities', 'e_step', 'd_step', 'm_step',
            'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace', 'SqDistance', 'UseWeightedMoments',
-           'VotesGrad', 'Routing', 'votes_in_one_product', 'SharedVotes', 'route_with_implicit_votes',
+           'VotesGrad', 'Routing', 'votes_in_one_product', 'SharedVotes', 'implicit_vote_features',
+           'vote_column_products', 'implicit_e_step', 'implicit_moments', 'route_with_implicit_votes',
            'uses_implicit_votes', 'forward', 'trace', 'compute_votes_unrolled', 'compiled_equations',
            'routing_from_golden_config']
 
@@ -358,6 +359,68 @@ def _by_the_equations(self:Routing, a_inp, mu_inp, n_out, route:Callable=route_b
 Routing._by_the_equations = _by_the_equations
 
 # %% ../nbs/01_routing.ipynb #f251a373
+def implicit_vote_features(
+    f_a:torch.Tensor,    # [..., n_inp, 1] input presences f(a_i)
+    mu_inp:torch.Tensor, # [..., n_inp, d_cov, d_inp] input poses (finite)
+    W:torch.Tensor,      # [n_out, d_inp, d_out] weights shared over inputs
+    B:torch.Tensor,      # [n_out, d_cov, d_out] biases shared over inputs
+    eps:float=1e-5,
+) -> tuple: # feats [..., n_inp, F], data [..., n_inp, F + 1] (F = d_cov d_inp (d_inp + 1)), V_center [..., n_out, d_cov, d_out]
+    "What stands in for the votes: each pose about the centre, times itself and alone (feats); those and a 1, times f(a_i) (data); the centre's votes"
+    center = (f_a[..., None] * mu_inp).sum(-3) / (f_a.sum(-2)[..., None] + eps)     # [..., c, d]
+    delta = mu_inp - center[..., None, :, :]                                        # [..., i, c, d]
+    V_center = torch.einsum('...cd,jdh->...jch', center, W) + B                     # [..., j, c, h]
+    feats = torch.cat([(delta[..., :, None] * delta[..., None, :]).flatten(-3), delta.flatten(-2)], -1)   # [..., i, c*d*d + c*d]
+    data = torch.cat([feats, torch.ones_like(f_a)], -1) * f_a                       # [..., i, c*d*d + c*d + 1]
+    return feats, data, V_center
+
+def vote_column_products(W:torch.Tensor, # [n_out, d_inp, d_out]
+) -> torch.Tensor:                       # [n_out, d_inp, d_inp, d_out]
+    "$W_{jdh} W_{jd'h}$, which turns the products of a pose's entries into products of its votes' entries"
+    return W[:, :, None, :] * W[:, None, :, :]
+
+
+# %% ../nbs/01_routing.ipynb #16aeedee
+def implicit_e_step(
+    feats:torch.Tensor,    # [..., n_inp, F] from `implicit_vote_features`
+    V_center:torch.Tensor, # [..., n_out, d_cov, d_out]
+    W:torch.Tensor,        # [n_out, d_inp, d_out]
+    a_out:torch.Tensor,    # [..., n_out] output scores from the last M-step
+    mu_out:torch.Tensor,   # [..., n_out, d_cov, d_out]
+    sig2_out:torch.Tensor, # [..., n_out, d_cov, d_out]
+) -> torch.Tensor:         # [..., n_inp, n_out] routing probabilities R
+    "Eq. 2 with gaussian densities and no vote formed: log f(a_out_j) + log p_ij = -q_ij / 2 + a constant of j"
+    inv_s, e = 1 / sig2_out, V_center - mu_out                                     # [..., j, c, h] each
+    H = torch.einsum('jdeh,...jch->...jcde', vote_column_products(W), inv_s)       # [..., j, c, d, d]
+    G = torch.einsum('jdh,...jch->...jcd', W, e * inv_s)                           # [..., j, c, d]
+    coef = torch.cat([H.flatten(-3), 2 * G.flatten(-2)], -1)                       # [..., j, c*d*d + c*d]
+    const = F.logsigmoid(a_out) - 0.5 * ((e * e * inv_s).sum((-2, -1)) + torch.log(sig2_out).sum((-2, -1)))   # [..., j]
+    return F.softmax(feats @ (-0.5 * coef).transpose(-1, -2) + const[..., None, :], dim=-1)   # [..., i, j]
+
+
+# %% ../nbs/01_routing.ipynb #0e7ac5a7
+def implicit_moments(
+    R:torch.Tensor,        # [..., n_inp, n_out] routing probabilities
+    data:torch.Tensor,     # [..., n_inp, F + 1] from `implicit_vote_features`
+    V_center:torch.Tensor, # [..., n_out, d_cov, d_out]
+    W:torch.Tensor,        # [n_out, d_inp, d_out]
+    eps:float=1e-5,
+) -> tuple: # S0 [..., n_out] = sum_i D_use_ij, mu_out and sig2_out [..., n_out, d_cov, d_out]
+    "Eqs. 3, 5 and 6 with no vote formed: the use-weighted sums of the features, then each output's mean and variance"
+    (c, h), d = V_center.shape[-2:], W.shape[1]
+    S = R.transpose(-1, -2) @ data                                                 # [..., j, F + 1]: sum_i D_use_ij (features, 1)
+    S2 = S[..., :c*d*d].unflatten(-1, (c, d, d))                                   # [..., j, c, d, d]
+    S1 = S[..., c*d*d:-1].unflatten(-1, (c, d))                                    # [..., j, c, d]
+    S0 = S[..., -1]                                                                # [..., j]
+    used = (S0 + eps)[..., None, None]                                             # [..., j, 1, 1]
+    S1W = torch.einsum('...jcd,jdh->...jch', S1, W)                                # [..., j, c, h]
+    mu_out = (S1W + S0[..., None, None] * V_center) / used
+    e = V_center - mu_out
+    sig2_out = (torch.einsum('...jcde,jdeh->...jch', S2, vote_column_products(W)) + 2 * e * S1W + S0[..., None, None] * e * e) / used + eps
+    return S0, mu_out, sig2_out
+
+
+# %% ../nbs/01_routing.ipynb #4d6d5ee7
 def route_with_implicit_votes(
     a_inp:torch.Tensor,    # [..., n_inp] input scores
     mu_inp:torch.Tensor,   # [..., n_inp, d_cov, d_inp] input poses (finite)
@@ -373,36 +436,17 @@ def route_with_implicit_votes(
     if any(t.shape[0] != 1 for t in (W, B, beta_use, beta_ign)):
         raise ValueError(f"needs parameters shared by all inputs, got W {list(W.shape)}, B {list(B.shape)}, betas {list(beta_use.shape)}, {list(beta_ign.shape)}")
     if B_brk is not None: B = B + symmetry_breaking_bias(B_brk, n_out)
-    J, (c, d), h = B.shape[1], mu_inp.shape[-2:], W.shape[-1]
+    J, d, h = B.shape[1], mu_inp.shape[-1], W.shape[-1]
     W, B = W[0].expand(J, d, h), B[0]                                                  # [j, d, h], [j, c, h]
     f_a = torch.sigmoid(a_inp)[..., None]                                              # [..., i, 1]
-    f_total = f_a.sum(-2)                                                              # [..., 1]
-    center = (f_a[..., None] * mu_inp).sum(-3) / (f_total[..., None] + eps)            # [..., c, d]
-    delta = mu_inp - center[..., None, :, :]                                           # [..., i, c, d]
-    V_center = torch.einsum('...cd,jdh->...jch', center, W) + B                        # [..., j, c, h]
-    feats = torch.cat([(delta[..., :, None] * delta[..., None, :]).flatten(-3), delta.flatten(-2)], -1)   # [..., i, c*d*d + c*d]
-    data = torch.cat([feats, torch.ones_like(f_a)], -1) * f_a                          # [..., i, c*d*d + c*d + 1]: f(a_i) x (features, 1)
-    WW = W[:, :, None, :] * W[:, None, :, :]                                           # [j, d, d, h]
+    feats, data, V_center = implicit_vote_features(f_a, mu_inp, W, B, eps)
     for it in range(n_iters):
         if it == 0: R = torch.full((), 1 / J, dtype=mu_inp.dtype, device=mu_inp.device).expand(*a_inp.shape, J)   # [..., i, j]
-        else:   # E-step: log f(a_out_j) + log p_ij = -q_ij / 2 + a constant of j, so one product and one softmax
-            inv_s, e = 1 / sig2_out, V_center - mu_out                                 # [..., j, c, h] each
-            H = torch.einsum('jdeh,...jch->...jcde', WW, inv_s)                        # [..., j, c, d, d]
-            G = torch.einsum('jdh,...jch->...jcd', W, e * inv_s)                       # [..., j, c, d]
-            coef = torch.cat([H.flatten(-3), 2 * G.flatten(-2)], -1)                   # [..., j, c*d*d + c*d]
-            const = F.logsigmoid(a_out) - 0.5 * ((e * e * inv_s).sum((-2, -1)) + torch.log(sig2_out).sum((-2, -1)))   # [..., j]
-            R = F.softmax(feats @ (-0.5 * coef).transpose(-1, -2) + const[..., None, :], dim=-1)   # [..., i, j]
-        S = R.transpose(-1, -2) @ data       # D-step and the M-step's sums in one product: sum_i D_use_ij (features, 1) [..., j, F + 1]
-        S2 = S[..., :c*d*d].unflatten(-1, (c, d, d))                                   # [..., j, c, d, d]
-        S1 = S[..., c*d*d:-1].unflatten(-1, (c, d))                                    # [..., j, c, d]
-        S0 = S[..., -1]                                                                # [..., j]: sum_i D_use_ij
-        a_out = beta_use[0] * S0 - beta_ign[0] * (f_total - S0)                        # M-step [..., j]: sum_i D_ign = sum_i f - sum_i D_use
-        used = (S0 + eps)[..., None, None]                                             # [..., j, 1, 1]
-        S1W = torch.einsum('...jcd,jdh->...jch', S1, W)                                # [..., j, c, h]
-        mu_out = (S1W + S0[..., None, None] * V_center) / used
-        e = V_center - mu_out
-        sig2_out = (torch.einsum('...jcde,jdeh->...jch', S2, WW) + 2 * e * S1W + S0[..., None, None] * e * e) / used + eps
+        else: R = implicit_e_step(feats, V_center, W, a_out, mu_out, sig2_out)
+        S0, mu_out, sig2_out = implicit_moments(R, data, V_center, W, eps)
+        a_out = beta_use[0] * S0 - beta_ign[0] * (f_a.sum(-2) - S0)                   # M-step [..., j]: sum_i D_ign = sum_i f - sum_i D_use
     return a_out, mu_out, sig2_out, R
+
 
 # %% ../nbs/01_routing.ipynb #b698fece
 def uses_implicit_votes(layer:Routing, n_out:int, dtype:torch.dtype) -> bool:
