@@ -181,7 +181,7 @@ def em_score(amount:torch.Tensor,   # [b, j] data each output explains, sum_i R'
              sig2_out:torch.Tensor, # [b, j, c, h] its variances
              beta_v:torch.Tensor, beta_a:torch.Tensor, inv_temp:float,
 ) -> torch.Tensor:                  # [b, j] a_out, the logit of a_j
-    "$\lambda (\beta_a - \mathrm{cost}_j)$, the cost of describing the data an output explains with its Gaussian"
+    "$\\lambda (\\beta_a - \\mathrm{cost}_j)$, the cost of describing the data an output explains with its Gaussian"
     cost = (beta_v[:, None, None] + 0.5 * torch.log(sig2_out)).sum((-2, -1)) * amount   # [b, j]; log sigma = log(sigma^2) / 2
     return inv_temp * (beta_a - cost)
 
@@ -212,7 +212,7 @@ def route_by_em_with_implicit_votes(
     eps:float=1e-5,
 ) -> tuple: # a_out [b, j], mu_out and sig2_out [b, j, c, h], R [b, i, j] of the last M-step, as `route_by_em`
     "`route_by_em` with every sum over vote entries taken over products of the centred poses: no vote is formed"
-    (J, d, h), c = W.shape[1:], mu.shape[-2]
+    (J, _, h), c = W.shape[1:], mu.shape[-2]
     W = W[0]                                                                        # [j, d, h]
     feats, data, V_center = implicit_vote_features(a[..., None], mu, W, W.new_zeros(J, c, h), eps)   # votes without bias
     R = mu.new_full((*a.shape, J), 1 / J)                                           # [b, i, j] equal shares

@@ -278,11 +278,10 @@ def _remove_masked_nonfinite(self:Routing, a, mu):
     nonfinite = ~torch.isfinite(mu)                                   # [b, i, c, d]
     removed = (a == float('-inf'))[..., None, None]                   # [b, i, 1, 1]
     if self.check_finite:
-        bad = (nonfinite & ~removed).flatten(1).any(1)                # [b]
-        if bool(bad.any()) or bool(torch.isnan(a).any()):
-            where = [(s, int(i)) for s in bad.nonzero().flatten().tolist()[:3]
-                     for i in (nonfinite[s] & ~removed[s]).flatten(1).any(1).nonzero().flatten()[:3]]
-            raise ValueError(f"non-finite input poses or NaN input scores at (sample, input) {where}{' ...' if len(where) >= 3 else ''}: "
+        bad = (nonfinite & ~removed).flatten(2).any(2) | torch.isnan(a)   # [b, i]: a kept input's pose, or a score, is bad
+        if bool(bad.any()):
+            where = [tuple(ix) for ix in bad.nonzero()[:3].tolist()]
+            raise ValueError(f"non-finite input poses or NaN input scores at (sample, input) {where}{' ...' if int(bad.sum()) > 3 else ''}: "
                              "give inputs to remove a score of -inf, or set Routing.check_finite = False to skip this check")
     return mu.masked_fill(nonfinite & removed, 0)
 
@@ -416,7 +415,8 @@ def implicit_moments(
     S1W = torch.einsum('...jcd,jdh->...jch', S1, W)                                # [..., j, c, h]
     mu_out = (S1W + S0[..., None, None] * V_center) / used
     e = V_center - mu_out
-    sig2_out = (torch.einsum('...jcde,jdeh->...jch', S2, vote_column_products(W)) + 2 * e * S1W + S0[..., None, None] * e * e) / used + eps
+    spread = torch.einsum('...jcde,jdeh->...jch', S2, vote_column_products(W)) + 2 * e * S1W + S0[..., None, None] * e * e   # [..., j, c, h]
+    sig2_out = (spread / used).clamp(min=0) + eps                                  # a sum of squares: below 0 only by rounding
     return S0, mu_out, sig2_out
 
 

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The 12 runs of nbs/03b_fashion_mnist_routings.ipynb (4 routing algorithms x seeds 0-2, Fashion-MNIST, 16 parts,
+# 2 iterations, peak rate 1e-2, 3 epochs), two at a time with one thread each, then their small files collected into
+# results/fashion_lineage/<routing>_s<seed>/ (and seed 0's chosen weights as model.pt).
+# usage: bash tools/fashion_mnist_routings.sh [FASHION_MNIST_FOLDER]    (default: ../shared/data/fashion-mnist)
+# A run already finished is not trained again (--resume); an interrupted one continues from its last epoch.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA=${1:-../shared/data/fashion-mnist}
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+mkdir -p runs/fashion_lineage
+run() {  # ROUTING SEED
+  local out=runs/fashion_lineage/$1_s$2
+  [ -f "$out/results.json" ] && return
+  python -m capsule_routing.vision --data "$DATA" --out "$out" --epochs 3 --bs 20 --pad 2 --lr_max 1e-2 --n_parts 16 \
+    --n_iters 2 --routing $1 --seed $2 --cpu --quiet --resume > runs/fashion_lineage/$1_s$2.log 2>&1
+}
+lane() { for job in "$@"; do run $job; done; }
+lane "heinsen 0" "em 0" "heinsen 1" "em 1" "heinsen 2" "em 2" &
+lane "dynamic 0" "inverted 0" "dynamic 1" "inverted 1" "dynamic 2" "inverted 2" &
+wait
+for routing in heinsen dynamic em inverted; do
+  for seed in 0 1 2; do
+    src=runs/fashion_lineage/${routing}_s$seed dst=results/fashion_lineage/${routing}_s$seed
+    mkdir -p "$dst" && cp "$src/results.json" "$src/history.csv" "$dst/"
+    [ $seed = 0 ] && python -c "from capsule_routing.training import load_checkpoint, atomic_save; \
+      atomic_save(load_checkpoint('$src/best.pth')['model'], '$dst/model.pt')"
+  done
+done
+echo "collected into results/fashion_lineage"
