@@ -378,7 +378,6 @@ def vote_column_products(W:torch.Tensor, # [n_out, d_inp, d_out]
     "$W_{jdh} W_{jd'h}$, which turns the products of a pose's entries into products of its votes' entries"
     return W[:, :, None, :] * W[:, None, :, :]
 
-
 # %% ../nbs/01_routing.ipynb #16aeedee
 def implicit_e_step(
     feats:torch.Tensor,    # [..., n_inp, F] from `implicit_vote_features`
@@ -395,7 +394,6 @@ def implicit_e_step(
     coef = torch.cat([H.flatten(-3), 2 * G.flatten(-2)], -1)                       # [..., j, c*d*d + c*d]
     const = F.logsigmoid(a_out) - 0.5 * ((e * e * inv_s).sum((-2, -1)) + torch.log(sig2_out).sum((-2, -1)))   # [..., j]
     return F.softmax(feats @ (-0.5 * coef).transpose(-1, -2) + const[..., None, :], dim=-1)   # [..., i, j]
-
 
 # %% ../nbs/01_routing.ipynb #0e7ac5a7
 def implicit_moments(
@@ -419,7 +417,6 @@ def implicit_moments(
     sig2_out = (spread / used).clamp(min=0) + eps                                  # a sum of squares: below 0 only by rounding
     return S0, mu_out, sig2_out
 
-
 # %% ../nbs/01_routing.ipynb #4d6d5ee7
 def route_with_implicit_votes(
     a_inp:torch.Tensor,    # [..., n_inp] input scores
@@ -439,14 +436,14 @@ def route_with_implicit_votes(
     J, d, h = B.shape[1], mu_inp.shape[-1], W.shape[-1]
     W, B = W[0].expand(J, d, h), B[0]                                                  # [j, d, h], [j, c, h]
     f_a = torch.sigmoid(a_inp)[..., None]                                              # [..., i, 1]
+    f_total = f_a.sum(-2)                                                              # [..., 1]
     feats, data, V_center = implicit_vote_features(f_a, mu_inp, W, B, eps)
     for it in range(n_iters):
         if it == 0: R = torch.full((), 1 / J, dtype=mu_inp.dtype, device=mu_inp.device).expand(*a_inp.shape, J)   # [..., i, j]
         else: R = implicit_e_step(feats, V_center, W, a_out, mu_out, sig2_out)
         S0, mu_out, sig2_out = implicit_moments(R, data, V_center, W, eps)
-        a_out = beta_use[0] * S0 - beta_ign[0] * (f_a.sum(-2) - S0)                   # M-step [..., j]: sum_i D_ign = sum_i f - sum_i D_use
+        a_out = beta_use[0] * S0 - beta_ign[0] * (f_total - S0)                       # M-step [..., j]: sum_i D_ign = sum_i f - sum_i D_use
     return a_out, mu_out, sig2_out, R
-
 
 # %% ../nbs/01_routing.ipynb #b698fece
 def uses_implicit_votes(layer:Routing, n_out:int, dtype:torch.dtype) -> bool:
