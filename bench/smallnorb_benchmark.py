@@ -11,6 +11,7 @@ paper's one-cycle schedule.
     python bench/smallnorb_benchmark.py --step_by_step         # on a GPU: the step-by-step routing kernels, not compiled
     python bench/smallnorb_benchmark.py --explicit_votes       # every routing forms its votes (no implicit votes)
     python bench/smallnorb_benchmark.py --optimizer foreach_radam   # torch's multi-tensor RAdam instead of fastai's
+    python bench/smallnorb_benchmark.py --routing dynamic      # the model with another routing algorithm (`ROUTINGS`)
 
 Step time: the median over `--steps` measured steps after `--warmup` steps, each timed from the start of its batch
 (crop, MixUp) to the end of the optimizer step, synchronizing the GPU at both ends. Epochs: wall time of each
@@ -27,6 +28,7 @@ import torch
 from fastai.callback.core import Callback
 from capsule_routing.core import default_device
 from capsule_routing.routing import Routing
+from capsule_routing.lineage import ROUTINGS, LineageLayer
 from capsule_routing.smallnorb import SmallNORBCapsNet
 from capsule_routing.training import OPTIMIZERS, capsule_learner, compile_whole_model, fit_paper, quiet_learner
 from capsule_routing.vision import tensor_dataloaders
@@ -63,6 +65,7 @@ def main():
     p.add_argument('--compile_mode', default=None, help="torch.compile mode for --compile_model, e.g. 'reduce-overhead' (CUDA graphs)")
     p.add_argument('--explicit_votes', action='store_true', help='form the votes in every routing (Routing.implicit_votes = False), as all routing did before implicit votes')
     p.add_argument('--optimizer', default='paper_radam', choices=list(OPTIMIZERS), help="as the training command lines: 'foreach_radam' is torch.optim.RAdam's multi-tensor update, 'paper_radam' fastai's per-parameter RAdam")
+    p.add_argument('--routing', default='heinsen', choices=list(ROUTINGS), help="the routing algorithm of both routings (default: the paper's)")
     p.add_argument('--threads', type=int, default=None, help='CPU threads (torch.set_num_threads)')
     p.add_argument('--out', default=None, help='also write the table (markdown) to this file')
     args = p.parse_args()
@@ -71,13 +74,13 @@ def main():
     sync = torch.cuda.synchronize if device.type == 'cuda' else (lambda: None)
     if device.type == 'cpu': torch.set_flush_denormal(True)      # as train_main does for CPU training
     if args.step_by_step: Routing.compile_on_gpu = False
-    if args.explicit_votes: Routing.implicit_votes = False
+    if args.explicit_votes: Routing.implicit_votes = LineageLayer.implicit_votes = False
     data_device = device if device.type == 'cuda' else None     # as smallnorb_dataloaders: arrays on the GPU
 
     def learner(n_train, n_valid):
         torch.manual_seed(0)
         dls = tensor_dataloaders(random_pairs(n_train), random_pairs(n_valid, seed=1), args.bs, device, data_device)
-        model = SmallNORBCapsNet()
+        model = SmallNORBCapsNet(routing=args.routing)
         if args.compile_model: compile_whole_model(model, mode=args.compile_mode)
         return capsule_learner(dls, model, pad=16, device=device, opt_func=OPTIMIZERS[args.optimizer])
 
@@ -104,7 +107,9 @@ def main():
             rows.append((f'each later epoch (mean of {len(later)})', f'{statistics.mean(later):.1f} s (min {min(later):.1f}, max {max(later):.1f})', ''))
             rows.append(('50 epochs: the first, then 49 at the later mean', f'{(first + 49 * statistics.mean(later)) / 60:.1f} min', ''))
         else: rows.append(('50 epochs at the first epoch\'s rate', f'{50 * first / 60:.1f} min', ''))
-    routing_kind = 'compiled equations (TorchInductor)' if device.type == 'cuda' and Routing.compile_on_gpu else 'step-by-step kernels'
+    if args.routing == 'heinsen':
+        routing_kind = 'compiled equations (TorchInductor)' if device.type == 'cuda' and Routing.compile_on_gpu else 'step-by-step kernels'
+    else: routing_kind = f'{ROUTINGS[args.routing].__name__}'
     routing_kind += ', first routing with implicit votes' if Routing.implicit_votes else ', votes formed'
     if args.compile_model: routing_kind += ', whole model compiled' + (f' (mode {args.compile_mode})' if args.compile_mode else '') + ', no finite check'
     if args.optimizer == 'foreach_radam': routing_kind += "; optimizer: torch.optim.RAdam(foreach=True)"
