@@ -1,0 +1,50 @@
+"""How often the clamp of `implicit_moments` acts while a model trains on Fashion-MNIST.
+
+A variance computed without forming the votes is clamped at zero before eps is added (a sum of squares is not
+negative; rounding in float32 can make the rearranged sum so). This trains the Fashion-MNIST model of
+`nbs/03b_fashion_mnist_routings.ipynb` (16 parts, 2 iterations, peak rate 1e-2, 3-epoch schedule, seed 0) for its
+first epoch and counts the variances the clamp raised from below zero (it watches the one `clamp` call inside
+`implicit_moments`).
+
+    python bench/clamp_count.py em        # or heinsen: the two routings that use implicit_moments
+"""
+import argparse, torch, warnings
+from pathlib import Path
+from fastai.callback.core import Callback, CancelFitException
+import capsule_routing.routing as routing, capsule_routing.lineage as lineage
+from capsule_routing.training import capsule_learner, fit_paper, OPTIMIZERS, set_seed
+from capsule_routing.vision import fashion_mnist_dataloaders, fashion_mnist_capsnet
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('routing', choices=['heinsen', 'em'])
+    p.add_argument('--data', default='../shared/data/fashion-mnist')
+    p.add_argument('--steps', type=int, default=2750, help='training steps to count over (an epoch: 2,750)')
+    args = p.parse_args()
+    warnings.filterwarnings('ignore')
+    counts = dict(calls=0, variances=0, clamped=0, calls_with_any=0)
+    moments, clamp = routing.implicit_moments, torch.Tensor.clamp
+    def watched_clamp(x, *args, **kwargs):   # implicit_moments clamps once: its variances before eps is added
+        n = int((x < 0).sum())
+        counts.update(calls=counts['calls'] + 1, variances=counts['variances'] + x.numel(),
+                      clamped=counts['clamped'] + n, calls_with_any=counts['calls_with_any'] + (n > 0))
+        return clamp(x, *args, **kwargs)
+    def counted(*args, **kwargs):
+        torch.Tensor.clamp = watched_clamp
+        try: return moments(*args, **kwargs)
+        finally: torch.Tensor.clamp = clamp
+    routing.implicit_moments = lineage.implicit_moments = counted   # the names the two routes call
+    class Stop(Callback):
+        def after_batch(self):
+            if self.training and self.learn.train_iter >= args.steps: raise CancelFitException
+    set_seed(0, reproducible=True); torch.set_flush_denormal(True)
+    dls, _ = fashion_mnist_dataloaders(Path(args.data), bs=20, device='cpu')
+    model = fashion_mnist_capsnet(n_iters=2, n_parts=16, routing=args.routing)
+    out = Path('/tmp/clamp_count')/args.routing
+    learn = capsule_learner(dls, model, device=torch.device('cpu'), path=out, model_dir='.', opt_func=OPTIMIZERS['paper_radam'], pad=2)
+    fit_paper(learn, 3, lr_max=1e-2, lr_min=1e-5, ckpt_dir=out, show_progress=False, cbs=[Stop()])
+    print(f"{args.routing}: {counts['clamped']:,} of {counts['variances']:,} variances clamped from below zero "
+          f"({100 * counts['clamped'] / counts['variances']:.3f}%), in {counts['calls_with_any']:,} of {counts['calls']:,} calls "
+          f"of implicit_moments, over {args.steps:,} training steps")
+
+if __name__ == '__main__': main()
