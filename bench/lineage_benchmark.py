@@ -14,7 +14,6 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import routing_benchmark
 from routing_benchmark import time_and_peak, benchmark_parser, shape_label, write_table
-from capsule_routing.routing import Routing, uses_implicit_votes
 from capsule_routing.lineage import ROUTINGS
 
 SHAPES = {**routing_benchmark.SHAPES,  # name: (batch, n_inp, n_out, d_cov, d_inp, d_out, n_inp_fixed)
@@ -36,15 +35,11 @@ def step(layer, a_inp, mu_inp):
     loss = sum(o.mul(torch.linspace(-1, 1, o.numel(), device=o.device).view_as(o)).sum() for o in out)
     loss.backward()
 
-def forms_votes(layer, n_out):
-    "Whether `layer` forms its votes in float32"
-    return not uses_implicit_votes(layer, n_out, torch.float32) if isinstance(layer, Routing) else layer.forms_votes(torch.float32)
-
 def measure(routing, shape, device, repeats, formed):
     "Runs in a child process: median seconds of forward+backward, peak memory growth in MiB, whether the votes were formed"
     layer, a_inp, mu_inp = make(routing, shape, device, formed=formed)
     measured = time_and_peak(lambda: step(layer, a_inp, mu_inp), (a_inp, mu_inp, *layer.parameters()), device, repeats)
-    return measured | dict(n_params=sum(p.numel() for p in layer.parameters()), formed=forms_votes(layer, SHAPES[shape][2]))
+    return measured | dict(n_params=sum(p.numel() for p in layer.parameters()), formed=layer.forms_votes(torch.float32))
 
 def run_child(routing, shape, device, repeats, formed=False):
     cmd = [sys.executable, __file__, '--child-routing', routing, '--child-shape', shape, '--device', device,

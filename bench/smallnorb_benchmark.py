@@ -109,7 +109,7 @@ def main():
         else: rows.append(('50 epochs at the first epoch\'s rate', f'{50 * first / 60:.1f} min', ''))
     if args.routing == 'heinsen':
         routing_kind = 'compiled equations (TorchInductor)' if device.type == 'cuda' and Routing.compile_on_gpu else 'step-by-step kernels'
-    else: routing_kind = f'{ROUTINGS[args.routing].__name__}'
+    else: routing_kind = ROUTINGS[args.routing].__name__
     routing_kind += ', first routing with implicit votes' if Routing.implicit_votes else ', votes formed'
     if args.compile_model: routing_kind += ', whole model compiled' + (f' (mode {args.compile_mode})' if args.compile_mode else '') + ', no finite check'
     if args.optimizer == 'foreach_radam': routing_kind += "; optimizer: torch.optim.RAdam(foreach=True)"

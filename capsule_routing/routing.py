@@ -14,7 +14,7 @@ __all__ = ['INPUT_BLOCK', 'compute_votes', 'symmetry_breaking_bias', 'log_densit
            'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace', 'SqDistance', 'UseWeightedMoments',
            'VotesGrad', 'Routing', 'votes_in_one_product', 'SharedVotes', 'implicit_vote_features',
            'vote_column_products', 'implicit_e_step', 'implicit_moments', 'route_with_implicit_votes',
-           'uses_implicit_votes', 'forward', 'trace', 'compute_votes_unrolled', 'compiled_equations',
+           'uses_implicit_votes', 'forms_votes', 'forward', 'trace', 'compute_votes_unrolled', 'compiled_equations',
            'routing_from_golden_config']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
@@ -452,6 +452,13 @@ def uses_implicit_votes(layer:Routing, n_out:int, dtype:torch.dtype) -> bool:
     full_precision = dtype == torch.float64 or torch.compiler.is_compiling() or torch.get_float32_matmul_precision() == 'highest'
     return (layer.implicit_votes and layer.n_inp == -1 and layer.p_model == 'gaussian' and d * (d + 1) < n_out * layer.d_out
             and full_precision)
+
+# %% ../nbs/01_routing.ipynb #ab0fdf62
+def forms_votes(self:Routing, dtype:torch.dtype=torch.float32, n_out:int|None=None) -> bool:
+    "Whether the layer forms its votes routing to `n_out` outputs (default: its fixed number) in `dtype`"
+    return not uses_implicit_votes(self, self.n_out if n_out is None else n_out, dtype)
+
+Routing.forms_votes = forms_votes
 
 # %% ../nbs/01_routing.ipynb #7f58879f
 def forward(self:Routing,
