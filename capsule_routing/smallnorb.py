@@ -481,6 +481,7 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
          compile_mode:str=None, # `torch.compile`'s mode for --compile_model, e.g. 'reduce-overhead' (CUDA graphs)
          routing:str='heinsen', # the routing algorithm (`ROUTINGS`): 'heinsen' (the paper's), 'dynamic', 'em', 'inverted'
          optimizer:str='paper_radam', # 'paper_radam' (fastai's RAdam) or 'foreach_radam' (PyTorch's multi-tensor RAdam, fewer kernels)
+         loss:str='cross_entropy', # 'cross_entropy' (the paper's), 'spread' (Hinton et al.'s, for EM routing) or 'margin' (Sabour et al.'s, for dynamic routing)
         ) -> dict:
     "Train the paper's smallNORB model with the paper's regime, select the epoch on held-out training toys, then test it once"
     from capsule_routing.training import train_main
@@ -488,5 +489,5 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
     dls_fn = lambda data, bs, device: smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
     return train_main(dls_fn, lambda dls: SmallNORBCapsNet(routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
                       out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, learner_kwargs=dict(pad=pad),
-                      compile_model=compile_model, compile_mode=compile_mode, optimizer=optimizer,
+                      compile_model=compile_model, compile_mode=compile_mode, optimizer=optimizer, loss=loss,
                       settings=dict(pad=pad, n_valid_per_category=n_valid_per_category, routing=routing))

@@ -465,7 +465,7 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
 import sys
 from functools import partial
 from fastcore.script import anno_parser
-from .training import train_main, WeightAverage
+from .training import train_main, WeightAverage, LOSSES
 
 def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, dev.txt, test.txt, or their trees/)
               task:str='sst5', # 'sst5' (SST-5/R, 5 labels) or 'sst2' (SST-2/R, neutral dropped)
@@ -486,6 +486,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
               lr_max:float=5e-4, # peak learning rate
               lr_min:float=1e-5, # first and last learning rate
               mixup:float=0.2, # MixUp's `Beta(alpha, alpha)` (the paper: 0.2; 0: no MixUp)
+              loss:str='cross_entropy', # 'cross_entropy' (the paper's), 'spread' (Hinton et al.'s, for EM routing) or 'margin' (Sabour et al.'s, for dynamic routing)
               ema:float=0., # decay of the weights' moving average that is validated and tested (`WeightAverage`; 0: none, the paper)
               teacher:str=None, # a teacher file (`python -m capsule_routing.sst_analysis teach`): train on soft targets
               distill:float=0., # the teacher's share of each training target (`distill_targets`; 0: the labels only, the paper)
@@ -499,6 +500,8 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
                routing=routing, d_pose=d_pose)
     if not mixup >= 0: raise ValueError(f"mixup is the alpha of Beta(alpha, alpha), >= 0 (0: no MixUp), received {mixup}")
     if ema: WeightAverage(ema)   # refuses a decay outside (0, 1) here, not after the data are read
+    if loss not in LOSSES: raise ValueError(f"loss must be one of {list(LOSSES)}, received {loss!r}")
+    if teacher and loss != 'cross_entropy': raise ValueError(f"a teacher's soft targets train with loss='cross_entropy', not {loss!r}")
     check_distill(teacher, distill)
     targets = dict(teacher_sha256=hashlib.sha256(Path(teacher).read_bytes()).hexdigest() if teacher else None, distill=distill)
     recorded = Path(out)/'targets.json'   # what the run trains on, which a resumed run must train on again
@@ -512,7 +515,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     res = train_main(dls_fn, partial(sst_model, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts,
                                           routing=routing, d_pose=d_pose), data=data, epochs=epochs, bs=bs,
                      lr_max=lr_max, lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
-                     learner_kwargs=dict(mixup=mixup, ema=ema))
+                     learner_kwargs=dict(mixup=mixup, ema=ema), loss=loss)
     history = (Path(out)/'history.csv').read_text().splitlines()
     res.update(task=task, transformer=str(transformer), train=train, architecture=architecture, n_iters=n_iters,
                d_parts=d_parts, n_parts=n_parts, routing=routing, d_pose=d_pose, mixup=mixup, ema=ema, distill=distill, data=str(data),

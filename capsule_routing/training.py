@@ -26,10 +26,11 @@ from fastai.torch_core import set_seed
 from .core import default_device, check_positive_ints
 
 # %% auto #0
-__all__ = ['OPTIMIZERS', 'CKPT_FORMAT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy', 'PaperOneCycle',
-           'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop', 'PadCropCallback', 'CapsuleMixUp',
-           'WeightAverage', 'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner',
-           'atomic_save', 'get_rng_states', 'set_rng_states', 'augmentation_repr', 'model_repr', 'check_model_repr',
+__all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy', 'SpreadLoss',
+           'class_indices', 'reduce_loss', 'SpreadMargin', 'MarginLoss', 'PaperOneCycle', 'paper_radam',
+           'foreach_radam', 'pad_crop', 'random_pad_crop', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage',
+           'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'atomic_save',
+           'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr', 'check_model_repr',
            'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'fit_paper', 'synthetic_textures', 'synthetic_dls',
            'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model', 'train_main', 'smoke_main']
 
@@ -72,6 +73,75 @@ def _upcast(a:torch.Tensor) -> torch.Tensor:
 def capsule_accuracy(out, targ:torch.Tensor) -> torch.Tensor:
     "Fraction of samples whose highest score `a_out` is the target class"
     return (capsule_scores(out).argmax(dim=-1) == targ).float().mean()
+
+# %% ../nbs/02_training.ipynb #6dc8f0e0
+class SpreadLoss:
+    "Hinton et al.'s spread loss on presences `sigmoid(a_out)`: squared shortfalls of the target's presence below each other's plus `margin`"
+    y_int = True  # MixUp mixes the losses of the two labels
+    def __init__(self,
+        margins:tuple=(0.2, 0.9), # the margin's first and last value (`SpreadMargin` moves it linearly between them)
+        reduction:str='mean',     # 'mean', 'sum' or 'none' (one loss per sample)
+    ):
+        if not 0 < margins[0] <= margins[1] <= 1: raise ValueError(f"margins must satisfy 0 < first <= last <= 1, got {margins}")
+        self.margins, self.margin, self.reduction = tuple(margins), margins[0], reduction
+
+    def __call__(self, out, targ:torch.Tensor) -> torch.Tensor:
+        a = torch.sigmoid(_upcast(capsule_scores(out)))                    # [B, C] presences
+        targ = class_indices(targ, a, 'SpreadLoss')                        # [B]
+        a_t = a.gather(-1, targ[:, None])                                  # [B, 1] the target's presence
+        shortfall = F.relu(self.margin - (a_t - a)) ** 2                   # [B, C]; the target's own entry is margin^2
+        return reduce_loss(shortfall.scatter(-1, targ[:, None], 0.).sum(-1), self.reduction)
+
+    def activation(self, out) -> torch.Tensor: return torch.sigmoid(_upcast(capsule_scores(out)))
+    def decodes(self, out) -> torch.Tensor: return capsule_scores(out).argmax(dim=-1)
+    def __repr__(self): return f"SpreadLoss(margins={self.margins}, reduction={self.reduction!r})"
+
+def class_indices(targ:torch.Tensor, a:torch.Tensor, name:str) -> torch.Tensor:
+    "The targets as class indices [B] for scores `a` [B, C], or a clear error (these losses take no soft targets)"
+    if targ.is_floating_point() or targ.shape != a.shape[:1]:
+        raise ValueError(f"{name} takes class indices [B] = [{a.shape[0]}], got a {targ.dtype} tensor of shape {tuple(targ.shape)}")
+    return targ.long()
+
+def reduce_loss(per_sample:torch.Tensor, reduction:str) -> torch.Tensor:
+    "One loss per sample [B], reduced as `reduction` says: 'mean', 'sum' or 'none'"
+    if reduction == 'none': return per_sample
+    if reduction == 'mean': return per_sample.mean()
+    if reduction == 'sum': return per_sample.sum()
+    raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+# %% ../nbs/02_training.ipynb #df6acb24
+class SpreadMargin(Callback):
+    "Move a `SpreadLoss`'s margin linearly from its first to its last value over training (Hinton et al.: 0.2 to 0.9)"
+    def __init__(self, loss:SpreadLoss): self.loss = loss  # the learner's loss object itself (MixUp swaps `learn.loss_func` in training)
+    def before_batch(self):
+        if not self.training: return
+        first, last = self.loss.margins
+        self.loss.margin = first + (last - first) * min(float(self.pct_train), 1.)   # fastai's fraction can overshoot 1 by rounding
+    def __repr__(self): return f"SpreadMargin({self.loss!r})"
+
+# %% ../nbs/02_training.ipynb #95676dd0
+class MarginLoss:
+    "Sabour et al.'s margin loss on presences `sigmoid(a_out)`: the target's at least `m_pos`, every other at most `m_neg`"
+    y_int = True  # MixUp mixes the losses of the two labels
+    def __init__(self,
+        m_pos:float=0.9,      # the target's presence should reach this
+        m_neg:float=0.1,      # every other presence should stay below this
+        weight_neg:float=0.5, # lambda, the weight of the absent classes' terms
+        reduction:str='mean', # 'mean', 'sum' or 'none' (one loss per sample)
+    ):
+        store_attr()
+
+    def __call__(self, out, targ:torch.Tensor) -> torch.Tensor:
+        a = torch.sigmoid(_upcast(capsule_scores(out)))                    # [B, C] presences
+        present = F.one_hot(class_indices(targ, a, 'MarginLoss'), a.shape[-1]).to(a.dtype)   # [B, C] T_k
+        per_class = present * F.relu(self.m_pos - a) ** 2 + self.weight_neg * (1 - present) * F.relu(a - self.m_neg) ** 2
+        return reduce_loss(per_class.sum(-1), self.reduction)
+
+    def activation(self, out) -> torch.Tensor: return torch.sigmoid(_upcast(capsule_scores(out)))
+    def decodes(self, out) -> torch.Tensor: return capsule_scores(out).argmax(dim=-1)
+    def __repr__(self): return f"MarginLoss(m_pos={self.m_pos}, m_neg={self.m_neg}, weight_neg={self.weight_neg}, reduction={self.reduction!r})"
+
+LOSSES = {'cross_entropy': CapsuleCrossEntropy, 'spread': SpreadLoss, 'margin': MarginLoss}   # by the names the command lines take
 
 # %% ../nbs/02_training.ipynb #2024f499
 class PaperOneCycle:
@@ -252,6 +322,7 @@ def capsule_learner(dls:DataLoaders, # batches `(*inputs, target)` with integer 
                     pad:int|None=None, # pixels of edge padding for random crops of image input 0 in training; `None`: no crops
                     mixup:float|Callback|None=0.2, # `Beta(alpha, alpha)` of `CapsuleMixUp`, or a callback, or `None`
                     opt_func:Callable=paper_radam, # the optimizer
+                    loss_func=None, # default `CapsuleCrossEntropy()`; a `SpreadLoss` comes with its `SpreadMargin`
                     ema:float=0., # `WeightAverage`'s decay: validate and keep the moving average of the weights; 0: the weights themselves
                     device:str|torch.device|None=None, # default: the DataLoaders' device, else `default_device()`
                     cbs:list|None=None, # more callbacks
@@ -261,12 +332,14 @@ def capsule_learner(dls:DataLoaders, # batches `(*inputs, target)` with integer 
     "A `CapsuleLearner` with the paper's loss, optimizer, metric, MixUp and (for images) pad-and-crop augmentation"
     device = torch.device(device) if device is not None else (getattr(dls, 'device', None) or default_device())
     dls.to(device)
+    loss_func = CapsuleCrossEntropy() if loss_func is None else loss_func
     extra = [SmoothLossOnDevice()]
+    if isinstance(loss_func, SpreadLoss): extra.append(SpreadMargin(loss_func))
     if pad: extra.append(PadCropCallback(pad))
     if isinstance(mixup, Callback): extra.append(mixup)
     elif mixup: extra.append(CapsuleMixUp(mixup))
     if ema: extra.append(WeightAverage(ema))
-    return CapsuleLearner(dls, model, loss_func=CapsuleCrossEntropy(), opt_func=opt_func, metrics=[capsule_accuracy],
+    return CapsuleLearner(dls, model, loss_func=loss_func, opt_func=opt_func, metrics=[capsule_accuracy],
                           cbs=extra + list(cbs or []), path=path, wd=kwargs.pop('wd', 0.), **kwargs)
 
 # %% ../nbs/02_training.ipynb #857478e3
@@ -336,6 +409,10 @@ def _load_opt_state(opt, sd:dict, device):
     from fastai.torch_core import to_device
     opt.load_state_dict({'state': to_device(sd['state'], device), 'hypers': L(dict(h) for h in sd['hypers'])})
 
+def loss_repr(learn:Learner) -> str:
+    "The printed loss (its settings, not its state), which a resumed run must keep (read outside training, where MixUp has put it back)"
+    return repr(learn.loss_func)
+
 def augmentation_repr(learn:Learner) -> list[str]:
     "The printed settings of the learner's training-data augmentation (MixUp, pad-and-crop), which a resumed run must keep"
     return [repr(cb) for cb in learn.cbs if isinstance(cb, (MixHandler, PadCropCallback))]
@@ -384,6 +461,9 @@ class CheckpointCallback(Callback):
         if 'augmentation' in ck and ck['augmentation'] != augmentation:   # older checkpoints did not record it
             raise ValueError(f"the checkpoint's run trained with augmentation {ck['augmentation']}, this fit with {augmentation}: "
                              "resume with the settings the run used")
+        loss = loss_repr(self.learn)
+        if 'loss' in ck and ck['loss'] != loss:   # older checkpoints did not record it
+            raise ValueError(f"the checkpoint's run trained with the loss {ck['loss']}, this fit with {loss}: resume with the settings the run used")
         check_model_repr(ck.get('model_repr'), self.model, 'resume')
         device = next(self.model.parameters()).device
         self.model.load_state_dict(ck['model'])
@@ -418,7 +498,7 @@ class CheckpointCallback(Callback):
         rec = self.learn.recorder
         sched = [cb for cb in self.learn.cbs if isinstance(cb, ParamScheduler)]
         atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule,
-                     'augmentation': augmentation_repr(self.learn),
+                     'augmentation': augmentation_repr(self.learn), 'loss': loss_repr(self.learn),
                      'train_iter': self.learn.train_iter, 'pct_train': float(self.learn.pct_train),
                      'model': self.model.state_dict(), 'model_repr': model_repr(self.model), 'opt': _opt_state(self.opt),
                      'best': {'monitor': self.monitor, 'value': self.best, 'epoch': self.best_epoch},
@@ -588,6 +668,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                compile_model:bool=False, # compile the whole model with TorchInductor, without routing's finite check
                compile_mode:str|None=None, # `torch.compile`'s mode for `compile_model`, e.g. 'reduce-overhead' (CUDA graphs)
                optimizer:str='paper_radam', # 'paper_radam' (fastai's RAdam) or 'foreach_radam' (PyTorch's multi-tensor RAdam: the same update, fewer kernels)
+               loss:str='cross_entropy', # 'cross_entropy' (the paper's), 'spread' (Hinton et al.'s, for EM routing) or 'margin' (Sabour et al.'s, for dynamic routing)
                settings:dict|None=None, # the data module's own settings (model size, augmentation, split), recorded in results.json
               ) -> dict:
     "Train with the paper's regime, checkpointing to `out`, then evaluate the best-by-validation model once on the test set"
@@ -595,6 +676,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     check_positive_ints(epochs=epochs, bs=bs)
     if not 0 < lr_min <= lr_max: raise ValueError(f"learning rates must satisfy 0 < lr_min <= lr_max, received lr_min={lr_min}, lr_max={lr_max}")
     if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
+    if loss not in LOSSES: raise ValueError(f"loss must be one of {list(LOSSES)}, received {loss!r}")
     if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
     out = Path(out)
     set_seed(seed, reproducible=True)
@@ -603,7 +685,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     dls, test_dl = dls_fn(Path(data), bs=bs, device=device)
     model = model_fn(dls)
     if compile_model: compile_whole_model(model, mode=compile_mode)
-    learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], **(learner_kwargs or {})}
+    learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], 'loss_func': LOSSES[loss](), **(learner_kwargs or {})}
     learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
     print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
     t0 = time.time()
@@ -612,7 +694,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     with quiet_learner(learn, quiet):
         test = evaluate_checkpoint(learn, test_dl, out/'best.pth') if test_dl is not None else None
     results = {'epochs': epochs, 'bs': bs, 'lr_max': lr_max, 'lr_min': lr_min, 'seed': seed, 'device': str(device), 'compile_model': compile_model,
-               'compile_mode': compile_mode, 'optimizer': optimizer, **({'settings': settings} if settings else {}),
+               'compile_mode': compile_mode, 'optimizer': optimizer, 'loss': loss, **({'settings': settings} if settings else {}),
                'n_parameters': sum(p.numel() for p in model.parameters()), 'train_seconds_this_process': time.time() - t0,
                'epoch_seconds': learn.epoch_seconds,
                'best_valid': learn.best_valid, 'test': test}

@@ -234,6 +234,7 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
                        compile_model:bool=False, # compile the whole model (fastest on a GPU and on a CPU: above, and 06_benchmarks)
                        compile_mode:str=None, # `torch.compile`'s mode for --compile_model, e.g. 'reduce-overhead' (CUDA graphs)
                        optimizer:str='paper_radam', # 'paper_radam' (fastai's RAdam) or 'foreach_radam' (PyTorch's multi-tensor RAdam, fewer kernels)
+                       loss:str='cross_entropy', # 'cross_entropy' (the paper's), 'spread' (Hinton et al.'s, for EM routing) or 'margin' (Sabour et al.'s, for dynamic routing)
                       ) -> dict:
     "Train and evaluate the 28x28 capsule network on Fashion-MNIST with the paper's regime"
     from capsule_routing.training import train_main
@@ -241,5 +242,5 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
     return train_main(dls_fn, lambda dls: fashion_mnist_capsnet(n_iters=n_iters, n_parts=n_parts, width=width, routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max,
                       lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
                       learner_kwargs=dict(pad=pad), compile_model=compile_model,
-                      compile_mode=compile_mode, optimizer=optimizer,
+                      compile_mode=compile_mode, optimizer=optimizer, loss=loss,
                       settings=dict(n_parts=n_parts, n_iters=n_iters, width=width, routing=routing, pad=pad, n_valid_per_class=n_valid_per_class))

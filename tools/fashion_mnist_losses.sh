@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The 6 runs of nbs/03b_fashion_mnist_routings.ipynb's section on the lineage's own losses: EM routing with Hinton et
+# al.'s spread loss and dynamic routing with Sabour et al.'s margin loss, seeds 0-2, in 03b's configuration otherwise
+# (Fashion-MNIST, 16 parts, 2 iterations, peak rate 1e-2, 3 epochs), two at a time with one thread each; then their
+# small files collected into results/fashion_losses/<routing>_<loss>_s<seed>/ (and seed 0's chosen weights as model.pt).
+# usage: bash tools/fashion_mnist_losses.sh [FASHION_MNIST_FOLDER]    (default: ../shared/data/fashion-mnist)
+# A run already finished is not trained again (--resume); an interrupted one continues from its last epoch.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA=${1:-../shared/data/fashion-mnist}
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+mkdir -p runs/fashion_losses
+run() {  # ROUTING LOSS SEED
+  local name=$1_$2_s$3
+  local out=runs/fashion_losses/$name
+  [ -f "$out/results.json" ] && return
+  python -m capsule_routing.vision --data "$DATA" --out "$out" --epochs 3 --bs 20 --pad 2 --lr_max 1e-2 --n_parts 16 \
+    --n_iters 2 --routing $1 --loss $2 --seed $3 --cpu --quiet --resume > runs/fashion_losses/$name.log 2>&1
+}
+lane() { for job in "$@"; do run $job; done; }
+lane "em spread 0" "em spread 1" "em spread 2" &
+lane "dynamic margin 0" "dynamic margin 1" "dynamic margin 2" &
+wait
+for name in em_spread dynamic_margin; do
+  for seed in 0 1 2; do
+    src=runs/fashion_losses/${name}_s$seed dst=results/fashion_losses/${name}_s$seed
+    mkdir -p "$dst" && cp "$src/results.json" "$src/history.csv" "$dst/"
+    [ $seed = 0 ] && python -c "from capsule_routing.training import load_checkpoint, atomic_save; \
+      atomic_save(load_checkpoint('$src/best.pth')['model'], '$dst/model.pt')"
+  done
+done
+echo "collected into results/fashion_losses"
