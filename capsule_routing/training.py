@@ -129,6 +129,7 @@ class MarginLoss:
         weight_neg:float=0.5, # lambda, the weight of the absent classes' terms
         reduction:str='mean', # 'mean', 'sum' or 'none' (one loss per sample)
     ):
+        if not 0 <= m_neg < m_pos <= 1: raise ValueError(f"expected 0 <= m_neg < m_pos <= 1, got m_neg={m_neg}, m_pos={m_pos}")
         store_attr()
 
     def __call__(self, out, targ:torch.Tensor) -> torch.Tensor:
