@@ -32,7 +32,7 @@ def train(seed:int, data:str):
                settings=dict(n_parts=16, n_iters=2, width=64, routing='em', pad=2, n_valid_per_class=500, formed_votes=True))
 
 def collect():
-    for run in sorted(RUNS.glob('em_formed_s*')):
+    for run in sorted(p for p in RUNS.glob('em_formed_s*') if p.is_dir()):   # not the runs' .log files
         dest = RESULTS/run.name
         dest.mkdir(parents=True, exist_ok=True)
         for name in ('results.json', 'history.csv'): shutil.copy(run/name, dest/name)
