@@ -330,7 +330,7 @@ def capsule_learner(dls:DataLoaders, # batches `(*inputs, target)` with integer 
                     path:str|Path|None=None, # the Learner's folder (checkpoints go to `path/models` by default)
                     **kwargs, # passed to `Learner`
                    ) -> CapsuleLearner:
-    "A `CapsuleLearner` with the paper's loss, optimizer, metric, MixUp and (for images) pad-and-crop augmentation"
+    "A `CapsuleLearner` with the paper's loss (or `loss_func`), optimizer, metric, MixUp and (for images) pad-and-crop augmentation"
     device = torch.device(device) if device is not None else (getattr(dls, 'device', None) or default_device())
     dls.to(device)
     loss_func = CapsuleCrossEntropy() if loss_func is None else loss_func
