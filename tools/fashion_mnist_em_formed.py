@@ -9,10 +9,11 @@ rearranged sums, clamped at zero where float32 rounding makes them negative. The
     python tools/fashion_mnist_em_formed.py --collect                      # -> results/fashion_em_formed/
 A finished run is not trained again; an interrupted one continues from its last epoch.
 """
-import argparse, shutil
+import argparse
 from pathlib import Path
-from capsule_routing.training import train_main, load_checkpoint, atomic_save
+from capsule_routing.training import train_main
 from capsule_routing.vision import fashion_mnist_dataloaders, fashion_mnist_capsnet
+from collect_runs import collect_runs   # tools/collect_runs.py, beside this script
 
 RUNS, RESULTS = Path('runs/fashion_em_formed'), Path('results/fashion_em_formed')
 
@@ -31,13 +32,7 @@ def train(seed:int, data:str):
                seed=seed, cpu=True, quiet=True, learner_kwargs=dict(pad=2),
                settings=dict(n_parts=16, n_iters=2, width=64, routing='em', pad=2, n_valid_per_class=500, formed_votes=True))
 
-def collect():
-    for run in sorted(p for p in RUNS.glob('em_formed_s*') if p.is_dir()):   # not the runs' .log files
-        dest = RESULTS/run.name
-        dest.mkdir(parents=True, exist_ok=True)
-        for name in ('results.json', 'history.csv'): shutil.copy(run/name, dest/name)
-        if run.name.endswith('_s0'): atomic_save(load_checkpoint(run/'best.pth')['model'], dest/'model.pt')
-    print(f"collected into {RESULTS}")
+def collect(): collect_runs(RUNS, RESULTS, [f'em_formed_s{seed}' for seed in range(3)])
 
 if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -21,12 +21,4 @@ lane() { for job in "$@"; do run $job; done; }
 lane "em spread 0" "em spread 1" "em spread 2" &
 lane "dynamic margin 0" "dynamic margin 1" "dynamic margin 2" &
 wait
-for name in em_spread dynamic_margin; do
-  for seed in 0 1 2; do
-    src=runs/fashion_losses/${name}_s$seed dst=results/fashion_losses/${name}_s$seed
-    mkdir -p "$dst" && cp "$src/results.json" "$src/history.csv" "$dst/"
-    [ $seed = 0 ] && python -c "from capsule_routing.training import load_checkpoint, atomic_save; \
-      atomic_save(load_checkpoint('$src/best.pth')['model'], '$dst/model.pt')"
-  done
-done
-echo "collected into results/fashion_losses"
+python tools/collect_runs.py runs/fashion_losses results/fashion_losses {em_spread,dynamic_margin}_s{0,1,2}

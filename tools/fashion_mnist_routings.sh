@@ -19,12 +19,4 @@ lane() { for job in "$@"; do run $job; done; }
 lane "heinsen 0" "em 0" "heinsen 1" "em 1" "heinsen 2" "em 2" &
 lane "dynamic 0" "inverted 0" "dynamic 1" "inverted 1" "dynamic 2" "inverted 2" &
 wait
-for routing in heinsen dynamic em inverted; do
-  for seed in 0 1 2; do
-    src=runs/fashion_lineage/${routing}_s$seed dst=results/fashion_lineage/${routing}_s$seed
-    mkdir -p "$dst" && cp "$src/results.json" "$src/history.csv" "$dst/"
-    [ $seed = 0 ] && python -c "from capsule_routing.training import load_checkpoint, atomic_save; \
-      atomic_save(load_checkpoint('$src/best.pth')['model'], '$dst/model.pt')"
-  done
-done
-echo "collected into results/fashion_lineage"
+python tools/collect_runs.py runs/fashion_lineage results/fashion_lineage {heinsen,dynamic,em,inverted}_s{0,1,2}
