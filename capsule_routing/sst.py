@@ -465,7 +465,7 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
 import sys
 from functools import partial
 from fastcore.script import anno_parser
-from .training import train_main, WeightAverage, LOSSES
+from .training import train_main, WeightAverage, check_loss_name
 
 def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, dev.txt, test.txt, or their trees/)
               task:str='sst5', # 'sst5' (SST-5/R, 5 labels) or 'sst2' (SST-2/R, neutral dropped)
@@ -500,7 +500,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
                routing=routing, d_pose=d_pose)
     if not mixup >= 0: raise ValueError(f"mixup is the alpha of Beta(alpha, alpha), >= 0 (0: no MixUp), received {mixup}")
     if ema: WeightAverage(ema)   # refuses a decay outside (0, 1) here, not after the data are read
-    if loss not in LOSSES: raise ValueError(f"loss must be one of {list(LOSSES)}, received {loss!r}")
+    check_loss_name(loss)
     if teacher and loss != 'cross_entropy': raise ValueError(f"a teacher's soft targets train with loss='cross_entropy', not {loss!r}")
     check_distill(teacher, distill)
     targets = dict(teacher_sha256=hashlib.sha256(Path(teacher).read_bytes()).hexdigest() if teacher else None, distill=distill)

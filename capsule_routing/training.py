@@ -27,12 +27,13 @@ from .core import default_device, check_positive_ints
 
 # %% auto #0
 __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy', 'SpreadLoss',
-           'class_indices', 'reduce_loss', 'SpreadMargin', 'MarginLoss', 'PaperOneCycle', 'paper_radam',
-           'foreach_radam', 'pad_crop', 'random_pad_crop', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage',
-           'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'atomic_save',
-           'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr', 'check_model_repr',
-           'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'fit_paper', 'synthetic_textures', 'synthetic_dls',
-           'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model', 'train_main', 'smoke_main']
+           'class_indices', 'reduce_loss', 'SpreadMargin', 'MarginLoss', 'check_loss_name', 'PaperOneCycle',
+           'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop', 'PadCropCallback', 'CapsuleMixUp',
+           'WeightAverage', 'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner',
+           'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr',
+           'check_model_repr', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'fit_paper',
+           'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model',
+           'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -143,6 +144,10 @@ class MarginLoss:
     def __repr__(self): return f"MarginLoss(m_pos={self.m_pos}, m_neg={self.m_neg}, weight_neg={self.weight_neg}, reduction={self.reduction!r})"
 
 LOSSES = {'cross_entropy': CapsuleCrossEntropy, 'spread': SpreadLoss, 'margin': MarginLoss}   # by the names the command lines take
+
+def check_loss_name(loss:str):
+    "Refuse a loss name the command lines do not know, before any data is read"
+    if loss not in LOSSES: raise ValueError(f"loss must be one of {list(LOSSES)}, received {loss!r}")
 
 # %% ../nbs/02_training.ipynb #2024f499
 class PaperOneCycle:
@@ -677,7 +682,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     check_positive_ints(epochs=epochs, bs=bs)
     if not 0 < lr_min <= lr_max: raise ValueError(f"learning rates must satisfy 0 < lr_min <= lr_max, received lr_min={lr_min}, lr_max={lr_max}")
     if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
-    if loss not in LOSSES: raise ValueError(f"loss must be one of {list(LOSSES)}, received {loss!r}")
+    check_loss_name(loss)
     if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
     out = Path(out)
     set_seed(seed, reproducible=True)
