@@ -4,25 +4,21 @@
 
 # %% ../nbs/03_smallnorb.ipynb #270a85d1
 from __future__ import annotations
-import gzip, hashlib, os, shutil, struct, threading
-from contextlib import contextmanager
+import gzip, os, shutil, struct
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.error import HTTPError, URLError
-from urllib.request import Request, urlopen
 import numpy as np
 import torch
 from torch import nn
 from .core import open_maybe_gzip, check_positive_ints
+from .downloads import check_checksum, download_file
 
 # %% auto #0
 __all__ = ['NORB_MAGIC', 'NORB_MAGIC_OF', 'SMALLNORB_URL', 'SMALLNORB_PREFIX', 'SMALLNORB_KINDS', 'SMALLNORB_CLASSES',
            'SMALLNORB_SHAPES', 'SMALLNORB_MD5', 'norb_header', 'read_norb_header', 'norb_file_size',
            'write_norb_matrix', 'read_norb_matrix', 'smallnorb_filename', 'SmallNORB', 'load_smallnorb',
-           'write_synthetic_smallnorb', 'show_smallnorb', 'ChecksumError', 'IncompleteDownloadError', 'md5sum',
-           'fetch_url', 'download_smallnorb', 'serve_bytes', 'holdout_instances', 'coordinate_channels',
-           'conv_output_size', 'SmallNORBCapsNet', 'max_relative_error', 'main']
+           'write_synthetic_smallnorb', 'show_smallnorb', 'download_smallnorb', 'holdout_instances',
+           'coordinate_channels', 'conv_output_size', 'SmallNORBCapsNet', 'max_relative_error', 'main']
 
 # %% ../nbs/03_smallnorb.ipynb #4a77a8a3
 NORB_MAGIC = {0x1E3D4C55: np.dtype('u1'),   # uint8 (the images)
@@ -206,68 +202,7 @@ def show_smallnorb(data:SmallNORB, # a loaded split
     if title: fig.suptitle(title, fontsize=9)
     return fig
 
-# %% ../nbs/03_smallnorb.ipynb #a54ebc98
-class ChecksumError(ValueError):
-    "A file's MD5 differs from the published one"
-
-class IncompleteDownloadError(IOError):
-    "The connection ended before the whole file arrived; calling again resumes"
-
-def md5sum(path, chunk_size:int=1<<22) -> str:
-    "Hex MD5 of a file, read in chunks"
-    h = hashlib.md5()
-    with open(path, 'rb') as f:
-        while chunk := f.read(chunk_size): h.update(chunk)
-    return h.hexdigest()
-
-# %% ../nbs/03_smallnorb.ipynb #7e2712b2
-def fetch_url(url:str, # what to fetch
-              dest, # final path; the bytes go to `dest` + '.part'
-              show_progress:bool=True, # a fastprogress bar
-              chunk_size:int=1<<20,
-              timeout:float=60,
-             ) -> Path:
-    "Download `url` to `dest.part`, resuming a partial `.part` with an HTTP Range request; returns the `.part` path"
-    dest = Path(dest); part = dest.with_name(dest.name + '.part')
-    have = part.stat().st_size if part.exists() else 0
-    request = Request(url, headers={'Range': f'bytes={have}-'} if have else {})
-    try: response = urlopen(request, timeout=timeout)
-    except HTTPError as e:
-        if e.code == 416 and have: return part  # nothing after byte `have`: the .part is whole (the checksum decides)
-        raise IOError(f"{url}: HTTP {e.code} {e.reason}") from e
-    except URLError as e: raise IOError(f"{url}: {e.reason}") from e
-    with response:
-        resumed = have and response.status == 206 and response.headers.get('Content-Range', '').startswith(f'bytes {have}-')
-        start = have if resumed else 0  # a server that ignores Range sends the whole file again
-        length = response.headers.get('Content-Length')
-        total = start + int(length) if length is not None else None
-        done, bar = start, None
-        if show_progress and total and total > start:
-            from fastprogress.fastprogress import progress_bar
-            bar = progress_bar(range(total - start), leave=False)
-            bar.comment = f'bytes of {url.rsplit("/", 1)[-1]}'
-            bar.update(0)  # the bar counts the bytes still to come
-        try:
-            with open(part, 'ab' if resumed else 'wb') as f:
-                while chunk := response.read(chunk_size):
-                    f.write(chunk); done += len(chunk)
-                    if bar is not None: bar.update(min(done, total) - start)
-        except OSError as e:
-            raise IncompleteDownloadError(f"{url}: connection failed after {done:,} bytes ({e}); "
-                                          f"{part} is kept and the next call resumes from it") from e
-    size = part.stat().st_size
-    if total is not None and size != total:
-        raise IncompleteDownloadError(f"{url}: received {size:,} of {total:,} bytes; {part} is kept and the next call resumes from it")
-    return part
-
 # %% ../nbs/03_smallnorb.ipynb #7e48a5e0
-def _check_md5(path:Path, expected:str, what:str):
-    got = md5sum(path)
-    if got != expected:
-        raise ChecksumError(f"{path}: MD5 {got} differs from the published {what} MD5 {expected} "
-                            f"({path.stat().st_size:,} bytes). The file was left untouched; "
-                            f"move or delete it and call again to fetch a fresh copy.")
-
 def _check_norb_file(path:Path, shape:tuple|None):
     with open(path, 'rb') as f: dtype, got_shape, _ = read_norb_header(f, str(path))
     if shape is not None and got_shape != tuple(shape):
@@ -303,58 +238,16 @@ def download_smallnorb(folder, # where the files go (created if needed)
             shape = SMALLNORB_SHAPES[kind][1] if official else None
             mat, gz = folder/name, folder/(name + '.gz')
             if mat.exists():  # the user's file: verify only
-                _check_md5(mat, md5_mat, '.mat'); continue
+                check_checksum(mat, md5_mat, 'md5', '.mat '); continue
             downloaded = not gz.exists()
-            if downloaded:
-                part = fetch_url(base_url + name + '.gz', gz, show_progress=show_progress)
-                got = md5sum(part)
-                if got != md5_gz:
-                    corrupt = gz.with_name(gz.name + '.corrupt')
-                    os.replace(part, corrupt)
-                    raise ChecksumError(f"{base_url + name}.gz: MD5 {got} of the {corrupt.stat().st_size:,} bytes received "
-                                        f"differs from the published {md5_gz}; they were moved to {corrupt}. "
-                                        f"Call again to download afresh.")
-                os.replace(part, gz)
-            else: _check_md5(gz, md5_gz, '.gz')  # the user's .gz: verify only
+            download_file(base_url + name + '.gz', gz, md5_gz, 'md5', show_progress=show_progress)  # or verify the user's .gz
             mat_part = mat.with_name(mat.name + '.part')
             _gunzip(gz, mat_part)
-            try: _check_norb_file(mat_part, shape); _check_md5(mat_part, md5_mat, '.mat')
+            try: _check_norb_file(mat_part, shape); check_checksum(mat_part, md5_mat, 'md5', '.mat ')
             except ValueError: mat_part.unlink(); raise  # our own temporary file
             os.replace(mat_part, mat)
             if downloaded and not keep_gz: gz.unlink()
     return folder
-
-# %% ../nbs/03_smallnorb.ipynb #26d30ada
-@contextmanager
-def serve_bytes(files:dict, # {name: bytes} served at /name
-                truncate:dict|None=None, # {name: n}: send only the first n bytes of a response, then close
-               ):
-    "Serve `files` on 127.0.0.1 with HTTP Range support; yields (base_url, log of (path, Range header) requests)"
-    log, truncate = [], dict(truncate or {})
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args): pass
-        def do_GET(self):
-            name = self.path.lstrip('/')
-            log.append((name, self.headers.get('Range')))
-            if name not in files: self.send_error(404); return
-            data, start = files[name], 0
-            rng = self.headers.get('Range')
-            if rng:
-                start = int(rng.removeprefix('bytes=').split('-')[0])
-                if start >= len(data):
-                    self.send_response(416); self.send_header('Content-Range', f'bytes */{len(data)}')
-                    self.send_header('Content-Length', '0'); self.end_headers(); return
-                self.send_response(206); self.send_header('Content-Range', f'bytes {start}-{len(data)-1}/{len(data)}')
-            else: self.send_response(200)
-            body = data[start:]
-            self.send_header('Content-Length', str(len(body))); self.end_headers()
-            if name in truncate: body = body[:max(0, truncate.pop(name) - start)]  # announce all, send part
-            self.wfile.write(body)
-            self.close_connection = True
-    server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True); thread.start()
-    try: yield f'http://127.0.0.1:{server.server_address[1]}/', log
-    finally: server.shutdown(); server.server_close(); thread.join()
 
 # %% ../nbs/03_smallnorb.ipynb #0b656b52
 def holdout_instances(labels:np.ndarray, # [N] categories
@@ -482,9 +375,11 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
          routing:str='heinsen', # the routing algorithm (`ROUTINGS`): 'heinsen' (the paper's), 'dynamic', 'em', 'inverted'
          optimizer:str='paper_radam', # 'paper_radam' (fastai's RAdam) or 'foreach_radam' (PyTorch's multi-tensor RAdam, fewer kernels)
          loss:str='cross_entropy', # 'cross_entropy' (the paper's), 'spread' (Hinton et al.'s, for EM routing) or 'margin' (Sabour et al.'s, for dynamic routing)
+         download:bool=False, # first fetch the official files into `data` (`download_smallnorb`; files already there are verified)
         ) -> dict:
     "Train the paper's smallNORB model with the paper's regime, select the epoch on held-out training toys, then test it once"
     from capsule_routing.training import train_main
+    if download: download_smallnorb(data)
     from capsule_routing.vision import smallnorb_dataloaders  # imported here: vision imports this module
     dls_fn = lambda data, bs, device: smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
     return train_main(dls_fn, lambda dls: SmallNORBCapsNet(routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,

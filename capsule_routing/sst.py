@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_sst.ipynb #22965ae4
 from __future__ import annotations
-import os, re, time, hashlib, zipfile, urllib.request
+import os, re, time, hashlib, zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
@@ -13,6 +13,7 @@ from torch import nn
 from fastprogress.fastprogress import progress_bar
 from fastcore.script import call_parse
 from .core import shared_file, default_device, check_positive_ints
+from .downloads import download_file
 
 # %% auto #0
 __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAMES', 'SST_URL', 'SST_ZIP', 'SST_ZIP_MD5',
@@ -170,24 +171,6 @@ SST_URL = 'https://nlp.stanford.edu/sentiment/'
 SST_ZIP = 'trainDevTestTrees_PTB.zip'
 SST_ZIP_MD5 = '5c3b23ce88089053fd3efeb4a34f614d'
 
-def _download(url:str, dest:Path, progress:bool=True, chunk:int=1<<16) -> str:
-    "Stream `url` to `dest` (via a temporary file) and return the MD5 of what was received"
-    tmp = dest.with_name(f'.{dest.name}.{os.getpid()}.part')
-    md5 = hashlib.md5()
-    try:
-        with urllib.request.urlopen(url, timeout=60) as r, open(tmp, 'wb') as f:
-            total = int(r.headers.get('Content-Length') or 0)
-            pb = progress_bar(range(total), display=progress) if progress and total else None
-            if pb is not None: pb.comment = f'downloading {dest.name}'; pb.update(0)
-            done = 0
-            while block := r.read(chunk):
-                f.write(block); md5.update(block); done += len(block)
-                if pb is not None and total: pb.update(min(done, total))
-            f.flush(); os.fsync(f.fileno())
-        os.replace(tmp, dest)
-    finally: tmp.unlink(missing_ok=True)
-    return md5.hexdigest()
-
 # %% ../nbs/04_sst.ipynb #459bf525
 def download_sst(folder:str|Path, # where `trees/` and the zip go
                  base_url:str=SST_URL, # where the zip is published (ends with '/')
@@ -199,10 +182,7 @@ def download_sst(folder:str|Path, # where `trees/` and the zip go
     trees = folder/'trees'
     if all((trees/f'{s}.txt').exists() for s in SST_SPLITS): return trees
     zpath = folder/SST_ZIP
-    got = _download(base_url + SST_ZIP, zpath, progress=progress)
-    if got != md5:
-        zpath.unlink(missing_ok=True)
-        raise ValueError(f"checksum mismatch for {base_url + SST_ZIP}: expected MD5 {md5}, received {got}")
+    download_file(base_url + SST_ZIP, zpath, md5, 'md5', show_progress=progress)
     with zipfile.ZipFile(zpath) as z:
         names = set(z.namelist())
         missing = [f'trees/{s}.txt' for s in SST_SPLITS if f'trees/{s}.txt' not in names]

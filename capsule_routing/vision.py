@@ -4,7 +4,7 @@
 
 # %% ../nbs/03a_fashion_mnist.ipynb #5f03a575
 from __future__ import annotations
-import gzip, hashlib, struct
+import gzip, hashlib, struct, zlib
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
@@ -15,12 +15,14 @@ from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
 from torch.utils.data import TensorDataset
 from .core import default_device, open_maybe_gzip
+from .downloads import ChecksumError, download_file, sha256sum
 from .smallnorb import SmallNORBCapsNet, conv_output_size, holdout_instances, load_smallnorb
 
 # %% auto #0
-__all__ = ['IDX_TYPES', 'FASHION_MNIST_CLASSES', 'FASHION_MNIST_FILES', 'idx_header', 'write_idx', 'read_idx', 'sha256sum',
-           'verify_sha256sums', 'FashionMNIST', 'load_fashion_mnist', 'show_images', 'stratified_split',
-           'TensorBatchDL', 'uint8_to_unit', 'tensor_dataloaders', 'fashion_mnist_dataloaders', 'smallnorb_dataloaders',
+__all__ = ['IDX_TYPES', 'FASHION_MNIST_CLASSES', 'FASHION_MNIST_FILES', 'FASHION_MNIST_URL', 'FASHION_MNIST_CHECKSUMS',
+           'idx_header', 'write_idx', 'read_idx', 'verify_sha256sums', 'FashionMNIST', 'load_fashion_mnist',
+           'gunzipped_sha256', 'download_fashion_mnist', 'show_images', 'stratified_split', 'TensorBatchDL',
+           'uint8_to_unit', 'tensor_dataloaders', 'fashion_mnist_dataloaders', 'smallnorb_dataloaders',
            'fashion_mnist_capsnet', 'fashion_mnist_main']
 
 # %% ../nbs/03a_fashion_mnist.ipynb #a3a2fec6
@@ -70,13 +72,6 @@ FASHION_MNIST_CLASSES = ('T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat',
 FASHION_MNIST_FILES = {'train_images': 'train-images-idx3-ubyte.gz', 'train_labels': 'train-labels-idx1-ubyte.gz',
                        'test_images': 't10k-images-idx3-ubyte.gz', 'test_labels': 't10k-labels-idx1-ubyte.gz'}
 
-def sha256sum(path, chunk_size:int=1<<22) -> str:
-    "Hex SHA-256 of a file"
-    h = hashlib.sha256()
-    with open(path, 'rb') as f:
-        while chunk := f.read(chunk_size): h.update(chunk)
-    return h.hexdigest()
-
 def verify_sha256sums(folder, names=None) -> int:
     "Check the files listed in `folder/SHA256SUMS` (or only `names` of them); returns how many were checked"
     folder = Path(folder)
@@ -104,7 +99,7 @@ def load_fashion_mnist(folder, # holding the four IDX .gz files (and optionally 
     "Read the Fashion-MNIST IDX files, verified against the folder's SHA256SUMS"
     folder = Path(folder)
     missing = [n for n in FASHION_MNIST_FILES.values() if not (folder/n).exists()]
-    if missing: raise FileNotFoundError(f"{folder} lacks {missing}")
+    if missing: raise FileNotFoundError(f"{folder} lacks {missing}; download_fashion_mnist({str(folder)!r}) fetches them")
     if verify and (folder/'SHA256SUMS').exists(): verify_sha256sums(folder, list(FASHION_MNIST_FILES.values()))
     arrays = {k: read_idx(folder/n) for k, n in FASHION_MNIST_FILES.items()}
     for split in ('train', 'test'):
@@ -113,6 +108,42 @@ def load_fashion_mnist(folder, # holding the four IDX .gz files (and optionally 
             raise ValueError(f"{split}: expected uint8 images [N, H, W] and labels [N], got {x.dtype} {list(x.shape)} and {list(y.shape)}")
         arrays[f'{split}_labels'] = y.astype(np.int64)
     return FashionMNIST(**arrays)
+
+# %% ../nbs/03a_fashion_mnist.ipynb #a3f4211f
+FASHION_MNIST_URL = 'http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/'
+FASHION_MNIST_CHECKSUMS = {  # name: (MD5 of the .gz as published, SHA-256 of the decompressed IDX file)
+    'train-images-idx3-ubyte.gz': ('8d4fb7e6c68d591d4c3dfef9ec88bf0d', 'c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888'),
+    'train-labels-idx1-ubyte.gz': ('25c81989df183df01b3e8a0aad5dffbe', 'bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9'),
+    't10k-images-idx3-ubyte.gz':  ('bef4ecab320f06d8554ea6380940ec79', '5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b'),
+    't10k-labels-idx1-ubyte.gz':  ('bb300cfdad3c16e7a12a480ee83cd310', '0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34'),
+}
+
+def gunzipped_sha256(path, chunk_size:int=1<<22) -> str:
+    "Hex SHA-256 of the decompressed content of a .gz file"
+    h = hashlib.sha256()
+    try:
+        with gzip.open(path, 'rb') as f:
+            while chunk := f.read(chunk_size): h.update(chunk)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as e: raise ChecksumError(f"{path}: not a complete gzip file ({e})") from e
+    return h.hexdigest()
+
+def download_fashion_mnist(folder, # where the four .gz files go (created if needed)
+                           base_url:str=FASHION_MNIST_URL, # the data set's public home; tests point it at a local server
+                           checksums:dict|None=None, # {name: (md5 of .gz, sha256 of content)}; default the published ones
+                           show_progress:bool=True,
+                          ) -> Path:
+    "Download the Fashion-MNIST files that `folder` lacks; every file must hold the published images and labels"
+    folder = Path(folder).expanduser()
+    checksums = FASHION_MNIST_CHECKSUMS if checksums is None else checksums
+    for name in FASHION_MNIST_FILES.values():
+        md5_gz, content_sha256 = checksums[name]
+        path = folder/name
+        if not path.exists(): download_file(base_url + name, path, md5_gz, 'md5', show_progress=show_progress)
+        got = gunzipped_sha256(path)
+        if got != content_sha256:
+            raise ChecksumError(f"{path}: its decompressed content has SHA-256 {got}, not the published file's {content_sha256}. "
+                                f"The file was left untouched; move or delete it and call again to fetch a fresh copy.")
+    return folder
 
 # %% ../nbs/03a_fashion_mnist.ipynb #3edb988a
 def show_images(images:np.ndarray, # [N, H, W] uint8
@@ -235,9 +266,11 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
                        compile_mode:str=None, # `torch.compile`'s mode for --compile_model, e.g. 'reduce-overhead' (CUDA graphs)
                        optimizer:str='paper_radam', # 'paper_radam' (fastai's RAdam) or 'foreach_radam' (PyTorch's multi-tensor RAdam, fewer kernels)
                        loss:str='cross_entropy', # 'cross_entropy' (the paper's), 'spread' (Hinton et al.'s, for EM routing) or 'margin' (Sabour et al.'s, for dynamic routing)
+                       download:bool=False, # first fetch the four files into `data` (`download_fashion_mnist`; files already there are verified)
                       ) -> dict:
     "Train and evaluate the 28x28 capsule network on Fashion-MNIST with the paper's regime"
     from capsule_routing.training import train_main
+    if download: download_fashion_mnist(data)
     dls_fn = lambda data, bs, device: fashion_mnist_dataloaders(data, bs, device, n_valid_per_class=n_valid_per_class, seed=seed)
     return train_main(dls_fn, lambda dls: fashion_mnist_capsnet(n_iters=n_iters, n_parts=n_parts, width=width, routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max,
                       lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,

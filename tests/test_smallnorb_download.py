@@ -6,8 +6,9 @@ import gzip, hashlib
 from pathlib import Path
 import numpy as np
 import pytest
-from capsule_routing.smallnorb import (SMALLNORB_KINDS, ChecksumError, IncompleteDownloadError, download_smallnorb,
-                                       load_smallnorb, serve_bytes, smallnorb_filename, write_synthetic_smallnorb)
+from capsule_routing.downloads import ChecksumError, IncompleteDownloadError, serve_bytes
+from capsule_routing.smallnorb import (SMALLNORB_KINDS, download_smallnorb, load_smallnorb, smallnorb_filename,
+                                       write_synthetic_smallnorb)
 
 md5 = lambda b: hashlib.md5(b).hexdigest()
 

@@ -67,10 +67,28 @@ def test_corrupted_zip(server, tmp_path):
     data[len(data)//2] ^= 0xFF                             # one flipped byte in transit
     (root/SST_ZIP).write_bytes(bytes(data))
     out = tmp_path/'sst'
-    with pytest.raises(ValueError, match=f'expected MD5 {good_md5}, received {hashlib.md5(data).hexdigest()}'):
+    with pytest.raises(ValueError, match=f'MD5 {hashlib.md5(data).hexdigest()} of the {len(data):,} bytes received '
+                                         f'differs from the published {good_md5}'):
         download_sst(out, base_url=url, md5=good_md5, progress=False)
     assert not (out/'trees').exists()
-    assert list(out.iterdir()) == []                       # neither the zip nor a partial file is left
+    assert [p.name for p in out.iterdir()] == [SST_ZIP + '.corrupt']   # kept for inspection, never read as the zip
+    good = make_zip({f'trees/{s}.txt': t for s, t in TREES.items()})
+    (root/SST_ZIP).write_bytes(good)                       # the server mended: the next call starts afresh
+    download_sst(out, base_url=url, md5=hashlib.md5(good).hexdigest(), progress=False)
+    assert load_sst(out)['dev'] == (['Just superb'], [4])
+
+
+def test_users_zip_is_verified_not_fetched(server, tmp_path):
+    root, url, requests = server
+    data = make_zip({f'trees/{s}.txt': t for s, t in TREES.items()})
+    out = tmp_path/'sst'; out.mkdir()
+    (out/SST_ZIP).write_bytes(data)
+    download_sst(out, base_url=url, md5=hashlib.md5(data).hexdigest(), progress=False)
+    assert requests == [] and load_sst(out)['test'] == (['Truly dreadful', 'Quite good'], [0, 3])
+    (out/'trees'/'dev.txt').unlink()
+    with pytest.raises(ValueError, match='left untouched'):
+        download_sst(out, base_url=url, md5='0'*32, progress=False)
+    assert (out/SST_ZIP).read_bytes() == data and requests == []
 
 
 def test_zip_without_trees(server, tmp_path):
