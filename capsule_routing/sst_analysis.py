@@ -11,7 +11,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 import matplotlib.pyplot as plt
-from fastcore.script import anno_parser
+from fastcore.script import anno_parser, Param
 from fastprogress.fastprogress import progress_bar
 from .lineage import ROUTINGS
 from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, load_teacher, teacher_names
@@ -22,10 +22,11 @@ from .training import load_checkpoint, atomic_save, check_model_repr, CKPT_FORMA
 __all__ = ['UNRECORDED_SETTINGS', 'RUN_FILES', 'OPTIONAL_RUN_FILES', 'SETUP_ORDER', 'SETUP', 'PAPER_SETUP', 'run_settings',
            'transformer_label', 'class_names', 'sst_model_from_state_dict', 'load_run_model', 'predict_cached',
            'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results', 'embed_texts', 'pick_sentences',
-           'save_embedded_sentences', 'load_embedded_sentences', 'teacher_probabilities', 'teach', 'sst_analysis_cli',
-           'read_runs', 'run_wall_seconds', 'runs_table', 'select_setups', 'summary_table', 'sst2_from_sst5',
-           'ensemble_predictions', 'read_histories', 'plot_validation_curves', 'confusion_counts', 'plot_confusion',
-           'routing_shares', 'sst_routing', 'relative_use', 'plot_token_depth', 'plot_token_class']
+           'save_embedded_sentences', 'load_embedded_sentences', 'teacher_probabilities', 'teach', 'classify_texts',
+           'classify', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table', 'select_setups',
+           'summary_table', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories', 'plot_validation_curves',
+           'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing', 'relative_use', 'plot_token_depth',
+           'plot_token_class']
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
 # settings that older runs' results.json did not record, at the values those runs used
@@ -273,13 +274,55 @@ def teach(runs:str, # comma-separated run folders: the teacher heads
                 mean_max_prob=float(probs.max(1).mean()), seconds=round(time.time() - t0, 1))
 
 
+# %% ../nbs/04b_sst_results.ipynb #595c6cf2
+@torch.no_grad()
+def classify_texts(model:SSTCapsNet, # an SST head (put in eval mode here)
+                   transformer:FrozenTransformer|str, # the frozen transformer whose hidden states the head was trained on
+                   texts:list[str], # sentences
+                   bs:int=20, # sentences embedded and routed at once
+                  ) -> pd.DataFrame:
+    "One row per text, in order: `text`, `predicted` (the label's name), then the probability of each label"
+    tf = transformer if isinstance(transformer, FrozenTransformer) else FrozenTransformer(transformer)
+    n_states, width = tf.config.num_hidden_layers + 1, tf.config.hidden_size   # embedding output plus every layer
+    if (model.n_layers, model.d_emb) != (n_states, width):
+        raise ValueError(f"the head routes {model.n_layers} hidden states of width {model.d_emb}; "
+                         f"{tf.name} gives {n_states} of width {width}: use the transformer the head was trained on")
+    if model.n_classes not in (5, 2): raise ValueError(f"an SST head has 5 or 2 classes, this one {model.n_classes}")
+    names = class_names('sst5' if model.n_classes == 5 else 'sst2')
+    model.eval()
+    texts, probs = list(texts), torch.empty(len(texts), model.n_classes)
+    by_length = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    for start in range(0, len(texts), bs):
+        idx = by_length[start:start + bs]
+        mask, embs, _ = embed_texts([texts[i] for i in idx], tf)                     # [b, n], [b, n, L, D]
+        probs[idx] = torch.softmax(model(mask, embs)[0].float(), dim=-1)               # a_out [b, n_classes]
+    df = pd.DataFrame(dict(text=texts, predicted=[names[k] for k in probs.argmax(-1).tolist()]))
+    for c, name in enumerate(names): df[name] = probs[:, c].numpy()
+    return df
+
+# %% ../nbs/04b_sst_results.ipynb #1e18c0c1
+from .downloads import released_weights
+
+def classify(source:str, # a run folder, or 'SST5R' / 'SST2R': the paper's released heads (on GPT-2-large)
+             texts:Param("sentences to classify", str, nargs='+', opt=False),
+             transformer:str|None=None, # the frozen transformer (default: the run's own; GPT-2-large for a released head)
+            ) -> list[dict]:
+    "Classify sentences with a trained SST head: one dict per text (`text`, `predicted`, the probability of each label)"
+    if source in ('SST5R', 'SST2R'):
+        model, recorded = SSTCapsNet.from_released(released_weights(source)), 'gpt2-large'
+    elif Path(source).is_dir(): model, recorded = load_run_model(source), run_settings(source)['transformer']
+    else: raise ValueError(f"{source!r} is neither a run folder nor one of the paper's released SST heads ('SST5R', 'SST2R')")
+    if transformer is None and Path(recorded).is_absolute() and not Path(recorded).exists():
+        raise FileNotFoundError(f"the run's transformer {recorded} is not on this machine; name its folder with --transformer")
+    return classify_texts(model, transformer or recorded, texts).to_dict('records')
+
 # %% ../nbs/04b_sst_results.ipynb #cb3e76ef
 def sst_analysis_cli(argv:list[str]|None=None): # the arguments (default: `sys.argv[1:]`)
-    "`predict RUN [--split ...]` runs `predict_run`; `collect [...]` runs `collect_sst_results`; `embed TRANSFORMER [...]` runs `save_embedded_sentences`; `teach RUNS OUT` runs `teach`"
+    "`predict RUN [--split ...]` runs `predict_run`; `collect [...]` runs `collect_sst_results`; `embed TRANSFORMER [...]` runs `save_embedded_sentences`; `teach RUNS OUT` runs `teach`; `classify SOURCE TEXT...` runs `classify`"
     argv = list(sys.argv[1:] if argv is None else argv)
-    funcs = dict(predict=predict_run, collect=collect_sst_results, embed=save_embedded_sentences, teach=teach)
+    funcs = dict(predict=predict_run, collect=collect_sst_results, embed=save_embedded_sentences, teach=teach, classify=classify)
     if not argv or argv[0] not in funcs:
-        raise SystemExit("usage: python -m capsule_routing.sst_analysis {predict RUN | collect | embed TRANSFORMER | teach RUNS OUT} [options] (--help for each)")
+        raise SystemExit("usage: python -m capsule_routing.sst_analysis {predict RUN | collect | embed TRANSFORMER | teach RUNS OUT | classify SOURCE TEXT...} [options] (--help for each)")
     func = funcs[argv[0]]
     args = vars(anno_parser(func, prog=f'python -m capsule_routing.sst_analysis {argv[0]}').parse_args(argv[1:]))
     for hidden in ('pdb', 'xtra'): args.pop(hidden, None)
