@@ -278,7 +278,7 @@ def teach(runs:str, # comma-separated run folders: the teacher heads
 @torch.no_grad()
 def classify_texts(model:SSTCapsNet, # an SST head (put in eval mode here)
                    transformer:FrozenTransformer|str, # the frozen transformer whose hidden states the head was trained on
-                   texts:list[str], # sentences
+                   texts:list[str], # sentences (one string is one sentence)
                    bs:int=20, # sentences embedded and routed at once
                   ) -> pd.DataFrame:
     "One row per text, in order: `text`, `predicted` (the label's name), then the probability of each label"
@@ -290,12 +290,14 @@ def classify_texts(model:SSTCapsNet, # an SST head (put in eval mode here)
     if model.n_classes not in (5, 2): raise ValueError(f"an SST head has 5 or 2 classes, this one {model.n_classes}")
     names = class_names('sst5' if model.n_classes == 5 else 'sst2')
     model.eval()
-    texts, probs = list(texts), torch.empty(len(texts), model.n_classes)
+    device = next(model.parameters()).device
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    probs = torch.empty(len(texts), model.n_classes)
     by_length = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     for start in range(0, len(texts), bs):
         idx = by_length[start:start + bs]
         mask, embs, _ = embed_texts([texts[i] for i in idx], tf)                     # [b, n], [b, n, L, D]
-        probs[idx] = torch.softmax(model(mask, embs)[0].float(), dim=-1)               # a_out [b, n_classes]
+        probs[idx] = torch.softmax(model(mask.to(device), embs.to(device))[0].float(), dim=-1).cpu()   # a_out [b, n_classes]
     df = pd.DataFrame(dict(text=texts, predicted=[names[k] for k in probs.argmax(-1).tolist()]))
     for c, name in enumerate(names): df[name] = probs[:, c].numpy()
     return df
