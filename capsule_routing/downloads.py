@@ -4,7 +4,7 @@
 
 # %% ../nbs/00a_downloads.ipynb #051841c7
 from __future__ import annotations
-import hashlib, os, threading
+import gzip, hashlib, os, threading, zlib
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -28,13 +28,16 @@ DIGEST_NAMES = {'md5': 'MD5', 'sha256': 'SHA-256'}
 
 def file_digest(path, # the file to hash
                 algorithm:str='sha256', # 'md5' or 'sha256'
+                gunzip:bool=False, # hash the decompressed content of a .gz file instead of its bytes
                 chunk_size:int=1<<22,
                ) -> str:
-    "Hex digest of a file's bytes, read in chunks"
+    "Hex digest of a file's bytes (or of its decompressed content), read in chunks"
     if algorithm not in DIGEST_NAMES: raise ValueError(f"algorithm must be one of {tuple(DIGEST_NAMES)}, not {algorithm!r}")
     h = hashlib.new(algorithm)
-    with open(path, 'rb') as f:
-        while chunk := f.read(chunk_size): h.update(chunk)
+    try:
+        with (gzip.open if gunzip else open)(path, 'rb') as f:
+            while chunk := f.read(chunk_size): h.update(chunk)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as e: raise ChecksumError(f"{path}: not a complete gzip file ({e})") from e
     return h.hexdigest()
 
 # %% ../nbs/00a_downloads.ipynb #163ab185
@@ -48,10 +51,11 @@ def check_checksum(path, # a file that must not be changed
                    expected:str, # its published hex digest
                    algorithm:str='sha256', # 'md5' or 'sha256'
                    what:str='', # which digest, for the message (e.g. '.gz ')
+                   gunzip:bool=False, # check the decompressed content of a .gz file (`file_digest`)
                   ) -> Path:
     "`path` if its digest is `expected`; else `ChecksumError`, leaving the file as it is"
     path = Path(path)
-    got = file_digest(path, algorithm)
+    got = file_digest(path, algorithm, gunzip)
     if got != expected:
         name = DIGEST_NAMES[algorithm]
         raise ChecksumError(f"{path}: {name} {got} differs from the published {what}{name} {expected} "

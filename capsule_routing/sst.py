@@ -4,16 +4,15 @@
 
 # %% ../nbs/04_sst.ipynb #22965ae4
 from __future__ import annotations
-import os, re, time, hashlib, zipfile
+import os, re, time, zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
-from fastprogress.fastprogress import progress_bar
 from fastcore.script import call_parse
 from .core import shared_file, default_device, check_positive_ints
-from .downloads import download_file
+from .downloads import download_file, sha256sum
 
 # %% auto #0
 __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAMES', 'SST_URL', 'SST_ZIP', 'SST_ZIP_MD5',
@@ -483,7 +482,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     check_loss_name(loss)
     if teacher and loss != 'cross_entropy': raise ValueError(f"a teacher's soft targets train with loss='cross_entropy', not {loss!r}")
     check_distill(teacher, distill)
-    targets = dict(teacher_sha256=hashlib.sha256(Path(teacher).read_bytes()).hexdigest() if teacher else None, distill=distill)
+    targets = dict(teacher_sha256=sha256sum(teacher) if teacher else None, distill=distill)
     recorded = Path(out)/'targets.json'   # what the run trains on, which a resumed run must train on again
     trained_on = json.loads(recorded.read_text()) if recorded.exists() else dict(teacher_sha256=None, distill=0.)
     if resume and (Path(out)/'last.pth').exists() and trained_on != targets:

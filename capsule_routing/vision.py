@@ -4,7 +4,7 @@
 
 # %% ../nbs/03a_fashion_mnist.ipynb #5f03a575
 from __future__ import annotations
-import gzip, hashlib, struct, zlib
+import gzip, struct
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
@@ -15,15 +15,15 @@ from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
 from torch.utils.data import TensorDataset
 from .core import default_device, open_maybe_gzip
-from .downloads import ChecksumError, download_file, sha256sum
+from .downloads import check_checksum, download_file, sha256sum
 from .smallnorb import SmallNORBCapsNet, conv_output_size, holdout_instances, load_smallnorb
 
 # %% auto #0
 __all__ = ['IDX_TYPES', 'FASHION_MNIST_CLASSES', 'FASHION_MNIST_FILES', 'FASHION_MNIST_URL', 'FASHION_MNIST_CHECKSUMS',
            'idx_header', 'write_idx', 'read_idx', 'verify_sha256sums', 'FashionMNIST', 'load_fashion_mnist',
-           'gunzipped_sha256', 'download_fashion_mnist', 'show_images', 'stratified_split', 'TensorBatchDL',
-           'uint8_to_unit', 'tensor_dataloaders', 'fashion_mnist_dataloaders', 'smallnorb_dataloaders',
-           'fashion_mnist_capsnet', 'fashion_mnist_main']
+           'download_fashion_mnist', 'show_images', 'stratified_split', 'TensorBatchDL', 'uint8_to_unit',
+           'tensor_dataloaders', 'fashion_mnist_dataloaders', 'smallnorb_dataloaders', 'fashion_mnist_capsnet',
+           'fashion_mnist_main']
 
 # %% ../nbs/03a_fashion_mnist.ipynb #a3a2fec6
 IDX_TYPES = {0x08: np.dtype('u1'), 0x09: np.dtype('i1'), 0x0B: np.dtype('>i2'),
@@ -118,15 +118,6 @@ FASHION_MNIST_CHECKSUMS = {  # name: (MD5 of the .gz as published, SHA-256 of th
     't10k-labels-idx1-ubyte.gz':  ('bb300cfdad3c16e7a12a480ee83cd310', '0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34'),
 }
 
-def gunzipped_sha256(path, chunk_size:int=1<<22) -> str:
-    "Hex SHA-256 of the decompressed content of a .gz file"
-    h = hashlib.sha256()
-    try:
-        with gzip.open(path, 'rb') as f:
-            while chunk := f.read(chunk_size): h.update(chunk)
-    except (EOFError, gzip.BadGzipFile, zlib.error) as e: raise ChecksumError(f"{path}: not a complete gzip file ({e})") from e
-    return h.hexdigest()
-
 def download_fashion_mnist(folder, # where the four .gz files go (created if needed)
                            base_url:str=FASHION_MNIST_URL, # the data set's public home; tests point it at a local server
                            checksums:dict|None=None, # {name: (md5 of .gz, sha256 of content)}; default the published ones
@@ -139,10 +130,7 @@ def download_fashion_mnist(folder, # where the four .gz files go (created if nee
         md5_gz, content_sha256 = checksums[name]
         path = folder/name
         if not path.exists(): download_file(base_url + name, path, md5_gz, 'md5', show_progress=show_progress)
-        got = gunzipped_sha256(path)
-        if got != content_sha256:
-            raise ChecksumError(f"{path}: its decompressed content has SHA-256 {got}, not the published file's {content_sha256}. "
-                                f"The file was left untouched; move or delete it and call again to fetch a fresh copy.")
+        check_checksum(path, content_sha256, 'sha256', 'decompressed-content ', gunzip=True)
     return folder
 
 # %% ../nbs/03a_fashion_mnist.ipynb #3edb988a
