@@ -6,16 +6,15 @@
 from __future__ import annotations
 import functools, torch, torch.nn as nn, torch.nn.functional as F
 from typing import Callable
-from torch.autograd.function import once_differentiable
 from .core import check_positive_ints
 
 # %% auto #0
 __all__ = ['INPUT_BLOCK', 'compute_votes', 'symmetry_breaking_bias', 'log_densities', 'e_step', 'd_step', 'm_step',
-           'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace', 'SqDistance', 'UseWeightedMoments',
-           'VotesGrad', 'Routing', 'votes_in_one_product', 'SharedVotes', 'implicit_vote_features',
-           'vote_column_products', 'implicit_e_step', 'implicit_moments', 'route_with_implicit_votes',
-           'uses_implicit_votes', 'forms_votes', 'forward', 'trace', 'compute_votes_unrolled', 'compiled_equations',
-           'routing_from_golden_config']
+           'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace', 'first_order_only', 'SqDistance',
+           'UseWeightedMoments', 'VotesGrad', 'Routing', 'votes_in_one_product', 'SharedVotes',
+           'implicit_vote_features', 'vote_column_products', 'implicit_e_step', 'implicit_moments',
+           'route_with_implicit_votes', 'uses_implicit_votes', 'forms_votes', 'forward', 'trace',
+           'compute_votes_unrolled', 'compiled_equations', 'routing_from_golden_config']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -121,7 +120,7 @@ def pairwise_sum(x:torch.Tensor, dim:int) -> torch.Tensor:
 
 def sum_over_inputs(x:torch.Tensor, block:int) -> torch.Tensor:
     "x [..., i] -> [...], `i` a multiple of `block`: blockwise, then pairwise"
-    return pairwise_sum(x.view(*x.shape[:-1], -1, block).sum(-1), dim=-1)                 # [..., n_blocks] -> [...]
+    return pairwise_sum(x.view(*x.shape[:-1], x.shape[-1] // block, block).sum(-1), dim=-1)   # [..., n_blocks, block] -> [...]
 
 # %% ../nbs/01_routing.ipynb #24dc83e6
 class Workspace:
@@ -154,6 +153,18 @@ class Workspace:
         self.users -= 1
         if self.users <= 0: self.buf = None
 
+# %% ../nbs/01_routing.ipynb #62d32202
+def first_order_only(backward:Callable) -> Callable:
+    "Decorate an autograd Function's backward: run it as is, and refuse to build a graph of it (create_graph=True)"
+    @functools.wraps(backward)
+    def first_order_backward(ctx, *grads):
+        if torch.is_grad_enabled():
+            raise RuntimeError("the step-by-step routing kernels give first-order gradients only, and this backward pass "
+                               "was asked for a graph (create_graph=True): set Routing.step_by_step = False, on the class "
+                               "or the layer, to route by the plain equations, which autograd differentiates any number of times")
+        return backward(ctx, *grads)
+    return first_order_backward
+
 # %% ../nbs/01_routing.ipynb #9caeeb59
 class SqDistance(torch.autograd.Function):
     "E-step: $d_{ni} = \\sum_k w_{nk} (V_{nki} - \\mu_{nk})^2$, keeping only V, mu and w for the backward pass"
@@ -162,7 +173,7 @@ class SqDistance(torch.autograd.Function):
         ctx.save_for_backward(V, mu, w); ctx.ws = ws.use(ctx.needs_input_grad[0])
         return torch.bmm(w[:, None, :], ws.sq_dev(V, mu)).squeeze(1)               # [n, i]
     @staticmethod
-    @once_differentiable
+    @first_order_only
     def backward(ctx, g):                      # g [n, i]
         V, mu, w = ctx.saved_tensors
         grad_w = torch.bmm(ctx.ws.sq_dev(V, mu), g[:, :, None]).squeeze(-1)          # [n, k]
@@ -184,7 +195,7 @@ class UseWeightedMoments(torch.autograd.Function):
         ctx.save_for_backward(V, D, used, mu, s); ctx.eps = eps
         return mu, s / used + eps
     @staticmethod
-    @once_differentiable
+    @first_order_only
     def backward(ctx, g_mu, g_sig2):               # [n, k] each
         V, D, used, mu, s = ctx.saved_tensors
         g_s = g_sig2 / used
@@ -206,7 +217,7 @@ class VotesGrad(torch.autograd.Function):
         ws.hand_back_grad(ctx)
         return V.view_as(V)
     @staticmethod
-    @once_differentiable
+    @first_order_only
     def backward(ctx, g): return ctx.ws.take_grad(g), None
 
 # %% ../nbs/01_routing.ipynb #026b9b7f
@@ -215,13 +226,14 @@ class Routing(nn.Module):
     check_finite = True # raise on non-finite poses of inputs that are not masked with a -inf score
     compile_on_gpu = True # on a GPU, route with `compiled_equations` (TorchInductor) instead of the step-by-step kernels below
     implicit_votes = True # where it applies (`uses_implicit_votes`), route without forming the votes (`route_with_implicit_votes`)
+    step_by_step = True # route with the step-by-step kernels (first-order gradients); False: the plain equations under autograd (any order)
     def __init__(self,
         d_cov:int,              # rows of every capsule
         d_inp:int,              # columns of an input capsule
         d_out:int,              # columns of an output capsule
         n_inp:int=-1,           # number of inputs, or -1 for any number (parameters shared over inputs)
         n_out:int=-1,           # number of outputs, or -1 to give it at each call (parameters shared over outputs)
-        n_iters:int=3,          # EM iterations
+        n_iters:int=3,          # routing iterations (E-, D- and M-step each)
         single_beta:bool=False, # one beta for both net benefit to use and net cost to ignore
         p_model:str='gaussian', # 'gaussian', or 'skm' for soft k-means
         eps:float=1e-5,         # keeps means and variances finite
@@ -282,7 +294,7 @@ def _remove_masked_nonfinite(self:Routing, a, mu):
         if bool(bad.any()):
             where = [tuple(ix) for ix in bad.nonzero()[:3].tolist()]
             raise ValueError(f"non-finite input poses or NaN input scores at (sample, input) {where}{' ...' if int(bad.sum()) > 3 else ''}: "
-                             "give inputs to remove a score of -inf, or set Routing.check_finite = False to skip this check")
+                             f"give inputs to remove a score of -inf, or set {type(self).__name__}.check_finite = False to skip this check")
     return mu.masked_fill(nonfinite & removed, 0)
 
 Routing._remove_masked_nonfinite = _remove_masked_nonfinite
@@ -308,15 +320,15 @@ class SharedVotes(torch.autograd.Function):
             for jj in range(j):
                 if shared is None: torch.bmm(Wt[jj].expand(b*c, h, d), mu_bc, out=V[jj].view(b*c, h, i)).add_(bias[jj].repeat(b, 1)[:, :, None])
                 else: torch.add(shared, bias[jj][None, :, :, None], out=V[jj])   # [b, c, h, i]
-        ctx.save_for_backward(mu_t, Wt); ws.hand_back_grad(ctx)
+        ctx.save_for_backward(mu_t, Wt); ctx.n_out = j; ws.hand_back_grad(ctx)
         return V.view(j*b, c*h, i)                                                     # [n, k, i]
     @staticmethod
-    @once_differentiable
+    @first_order_only
     def backward(ctx, g):
         G = ctx.ws.take_grad(g)
         if G is None: return None, None, None, None
         mu_t, Wt = ctx.saved_tensors
-        (b, c, d, i), j, h = mu_t.shape, G.shape[0] // mu_t.shape[0], Wt.shape[1]
+        (b, c, d, i), j, h = mu_t.shape, ctx.n_out, Wt.shape[1]
         G = G.view(j, b, c, h, i)
         mu_bc = mu_t.view(b*c, d, i)
         grad_bias = G.sum((1, 4))                                                      # [j, c, h]
@@ -475,12 +487,12 @@ def forward(self:Routing,
     batch_shape, n_given, c, h = a_inp.shape[:-1], a_inp.shape[-1], self.d_cov, self.d_out
     a = a_inp.reshape(-1, n_given).contiguous()                                # [b, i]
     mu = self._remove_masked_nonfinite(a, mu_inp.reshape(-1, n_given, c, self.d_inp).contiguous())  # [b, i, c, d]
-    compiling = torch.compiler.is_compiling()   # part of a compiled model: give its graph the plain equations
-    on_gpu = self.compile_on_gpu and a.is_cuda and not compiling
+    plain = torch.compiler.is_compiling() or not self.step_by_step   # the plain equations: a compiled model's graph, or higher-order gradients
+    on_gpu = self.compile_on_gpu and a.is_cuda and not plain
     routed = None
     if uses_implicit_votes(self, n_out, mu.dtype):
         routed = self._by_the_equations(a, mu, n_out, compiled_equations(route_with_implicit_votes) if on_gpu else route_with_implicit_votes)
-    elif compiling or on_gpu:
+    elif plain or on_gpu:
         routed = self._by_the_equations(a, mu, n_out, compiled_equations() if on_gpu else route_by_the_equations, votes=compute_votes_unrolled)
     if routed is not None:
         a_out, mu_out, sig2_out, R = routed                                   # [b, j], [b, j, c, h] x2, [b, i, j]

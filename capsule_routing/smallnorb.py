@@ -18,7 +18,8 @@ __all__ = ['NORB_MAGIC', 'NORB_MAGIC_OF', 'SMALLNORB_URL', 'SMALLNORB_PREFIX', '
            'SMALLNORB_SHAPES', 'SMALLNORB_MD5', 'norb_header', 'read_norb_header', 'norb_file_size',
            'write_norb_matrix', 'read_norb_matrix', 'smallnorb_filename', 'SmallNORB', 'load_smallnorb',
            'write_synthetic_smallnorb', 'show_smallnorb', 'download_smallnorb', 'holdout_instances',
-           'coordinate_channels', 'conv_output_size', 'SmallNORBCapsNet', 'max_relative_error', 'main']
+           'coordinate_channels', 'conv_output_size', 'min_image_size', 'SmallNORBCapsNet', 'max_relative_error',
+           'main']
 
 # %% ../nbs/03_smallnorb.ipynb #4a77a8a3
 NORB_MAGIC = {0x1E3D4C55: np.dtype('u1'),   # uint8 (the images)
@@ -281,6 +282,12 @@ def conv_output_size(size:int, strides=(1, 2, 1, 2, 1, 2), padding:int=0, kernel
         size = (size + 2*padding - kernel)//stride + 1
     return size
 
+def min_image_size(strides=(1, 2, 1, 2, 1, 2), padding:int=0, kernel:int=3) -> int:
+    "Smallest side length that the stem's convolutions leave at least one position of"
+    size = 1
+    for stride in reversed(strides): size = max((size - 1)*stride + kernel - 2*padding, 1)   # one convolution, backwards
+    return size
+
 # %% ../nbs/03_smallnorb.ipynb #00d9d654
 from .lineage import routing_class
 
@@ -326,7 +333,10 @@ class SmallNORBCapsNet(nn.Module):
             raise ValueError(f"expected images [B, {self.n_channels}, H, W], got {list(images.shape)}")
         B, _, H, W = images.shape
         if min(conv_output_size(H, self.strides, self.padding), conv_output_size(W, self.strides, self.padding)) < 1:
-            raise ValueError(f"images of {H}x{W} are too small: the convolutions leave nothing")
+            side = min_image_size(self.strides, self.padding)
+            raise ValueError(f"images of {H}x{W} are too small: the convolutions leave nothing below {side}x{side}")
+        if not (images.dtype == torch.uint8 or images.is_floating_point()):   # other integers would enter unscaled
+            raise TypeError(f"images must be uint8 pixels (0 to 255) or floats in [0, 1]; received {images.dtype}")
         dtype = self.compute_a[1].weight.dtype
         x = images.to(dtype)/255 if images.dtype == torch.uint8 else images.to(dtype)  # [B, C, H, W] in [0, 1]
         coords = coordinate_channels(H, W, dtype, images.device).expand(B, 2, H, W)  # [B, 2, H, W]
