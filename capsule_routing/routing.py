@@ -280,6 +280,10 @@ def _check_inputs(self:Routing, a_inp, mu_inp, n_out):
     if not (a_inp.is_floating_point() and a_inp.dtype == mu_inp.dtype == self.W.dtype):
         raise TypeError(f"a_inp, mu_inp and the layer's parameters must share one floating dtype; "
                         f"received {a_inp.dtype}, {mu_inp.dtype} and {self.W.dtype}")
+    if a_inp.dtype in (torch.float16, torch.bfloat16):
+        raise TypeError(f"{type(self).__name__} routes in float32 or float64, not {a_inp.dtype} (variances and softmaxes of "
+                        "agreement lose too much there): keep the layer in float32 and call it under torch.autocast, "
+                        "which routes in float32 whatever the network around it computes in")
     return self.n_out if self.n_out != -1 else n_out
 
 Routing._check_inputs = _check_inputs
