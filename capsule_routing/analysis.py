@@ -202,16 +202,17 @@ def plot_pose_changes(trajs, # a `PoseTrajectories`, a list of them, or {column 
     "For each group, each pose vector's distance, norm ratio and cosine against the first view, with their mean"
     import matplotlib.pyplot as plt
     groups = _as_groups(trajs)
+    for title, group in groups.items():                                # check every group before making a figure
+        if not group: raise ValueError(f"group {title!r} holds no sequences")
+        for t in group:
+            if not torch.equal(t.params, group[0].params): raise ValueError(f"the sequences of group {title!r} have different {t.param_name} values")
     ncols = len(groups) if ncols is None else max(1, min(ncols, len(groups)))
     n_blocks = -(-len(groups) // ncols)
     if axs is None: _, axs = plt.subplots(3*n_blocks, ncols, figsize=(2.6*ncols + 0.8, 6.5*n_blocks), squeeze=False)
     axs = np.asarray(axs).reshape(3*n_blocks, ncols)
     for g, (title, group) in enumerate(groups.items()):
-        if not group: raise ValueError(f"group {title!r} holds no sequences")
         block, col = divmod(g, ncols)
         params = group[0].params
-        for t in group:
-            if not torch.equal(t.params, params): raise ValueError(f"the sequences of group {title!r} have different {t.param_name} values")
         changes = [pose_changes(t.poses) for t in group]
         for row, (measure, label) in enumerate(PLOT_MEASURES.items()):
             ax = axs[3*block + row, col]

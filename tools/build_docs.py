@@ -10,7 +10,7 @@ exported code, import-only cells and `show_doc` calls; never a notebook's comput
 
     python tools/build_docs.py            # the site, into docs/
 """
-import argparse, ast, base64, html, os, re, shutil, sys, time, warnings
+import argparse, ast, base64, html, io, os, re, shutil, sys, time, warnings
 from pathlib import Path
 from string import Template
 from urllib.parse import urljoin, urlsplit
@@ -109,14 +109,19 @@ def code_html(code, lang='python'):
     return highlight(code, lexer, HtmlFormatter(cssclass='highlight'))
 
 class Renderer(IPythonRenderer):
-    "nbconvert's renderer (math left for KaTeX) with pandoc header ids, site-relative links, Pygments code"
-    def __init__(self, page): super().__init__(escape=False, exclude_anchor_links=True); self.page = page
+    """nbconvert's renderer (math left for KaTeX) with pandoc header ids, site-relative links, Pygments code.
+    Only the headings of markdown cells (`sections=True`) open a page section; those of API docs and outputs do not"""
+    def __init__(self, page, sections=False):
+        super().__init__(escape=False, exclude_anchor_links=True); self.page, self.sections = page, sections
     def heading(self, text, level, **attrs):
         hid = self.page.new_id(anchor_id(text))
         if level in (2, 3): self.page.toc.append((level, hid, re.sub(r'<[^>]+>', '', text)))
-        self.page.section = (hid, html.unescape(re.sub(r'<[^>]+>', '', text)))
+        if self.sections: self.page.new_section(hid, html.unescape(re.sub(r'<[^>]+>', '', text)), level)
         return f'<h{level} id="{hid}">{text}<a class="anchor" href="#{hid}" aria-hidden="true">#</a></h{level}>\n'
-    def link(self, text, url, title=None): return super().link(text, self.page.site.local_url(url), title)
+    def link(self, text, url, title=None):
+        local = self.page.site.local_url(url)
+        if local != url and (t := self.page.site.nb_title(url, text)): text = html.escape(t)
+        return super().link(text, local, title)
     def block_code(self, code, info=None): return code_html(code.rstrip('\n'), (info or 'text').split()[0])
 
 def _callouts(md):
@@ -130,17 +135,56 @@ def _link_attrs(md):
     return re.sub(r'\[([^\]]*)\]\(([^)\s]*)\)\{([^}]*)\}',
                   lambda m: f'<a href="{m[2]}" {m[3]}>{m[1]}</a>', md)
 
-def md_html(md, page): return MarkdownWithMath(renderer=Renderer(page)).render(_link_attrs(_callouts(md)))
+def md_html(md, page, sections=False):
+    return MarkdownWithMath(renderer=Renderer(page, sections)).render(_link_attrs(_callouts(md)))
+
+_re_fence = re.compile(r'^\s*(```|~~~)')
+def heading_chunks(md):
+    "`md` cut before each ATX heading outside code fences: the text before the first heading, then one piece a heading"
+    chunks, fenced = [[]], False
+    for line in md.splitlines():
+        if _re_fence.match(line): fenced = not fenced
+        elif not fenced and re.match(r'^ {0,3}#{1,6}(\s|$)', line): chunks.append([])
+        chunks[-1].append(line)
+    return ['\n'.join(c) for c in chunks]
+
+def md_blocks(md):
+    "Markdown split at blank lines outside code fences: its paragraphs, tables, lists, fences"
+    blocks, cur, fenced = [], [], False
+    for line in md.splitlines():
+        if _re_fence.match(line): fenced = not fenced
+        if not fenced and not line.strip():
+            if cur: blocks.append('\n'.join(cur)); cur = []
+        else: cur.append(line)
+    if cur: blocks.append('\n'.join(cur))
+    return blocks
+
+def first_sentence(md, most=300):
+    "The first sentence of a markdown paragraph, as a table's label; None when it is long or cuts through code or math"
+    para = ' '.join(md.split())
+    if not para or para.startswith(('#', '|', '```', '<', '-', '*  ', ':::')): return None
+    m = re.match(r'(.+?[.:!?](?:\*\*|\*|\))?)(?:\s|$)', para)
+    s = m[1] if m else para
+    if len(s) > most or s.count('`') % 2 or s.count('$') % 2 or s.count('**') % 2: return None
+    return s
 
 # ---------------------------------------------------------------- pages
 _re_md_table = re.compile(r'^\s*\|.*\|\s*\n\s*\|?\s*:?-{3,}', re.M)
 _re_results = re.compile(r'result|benchmark', re.I)
+# notebooks that are results through and through: every table of theirs goes to the results page
+_re_results_nb = re.compile(r'bench|routings$')
 MIME_ORDER = ['text/html', 'image/svg+xml', 'image/png', 'image/jpeg', 'text/markdown', 'text/latex', 'text/plain']
 
 class Page:
     def __init__(self, site, name, title, description='', src=None):
         self.site, self.name, self.title, self.description, self.src = site, name, title, description, src
         self.toc, self.ids, self.section, self.n_figs = [], set(), None, 0
+        self.sections, self.candidates, self.label, self.cell_alt = [], [], None, None
+
+    def new_section(self, hid, text, level):
+        "A markdown heading: (id, text, level, index among the page's headings)"
+        self.section = (hid, text, level, len(self.sections))
+        self.sections.append(self.section)
     @property
     def stem(self): return self.name[:-len('.html')]
 
@@ -161,7 +205,15 @@ class Page:
         width = (meta or {}).get('width')
         size = f' width="{int(width)}"' if width else ''
         cap = f'<figcaption>{html.escape(caption)}</figcaption>' if caption else ''
-        return f'<figure><img src="{rel}" alt="{html.escape(caption or "figure")}"{size}>{cap}</figure>'
+        alt = caption or self.cell_alt or (self.section[1] if self.section else self.title)
+        alt = f'{alt} (figure {self.n_figs})'
+        try:
+            from PIL import Image
+            px = Image.open(io.BytesIO(dest.read_bytes())).size[0] if ext != 'svg' else None
+        except Exception: px = None
+        title = f'Open at full size ({px} px wide)' if px else 'Open at full size'
+        return (f'<figure><a class="zoom" href="{rel}" title="{title}" target="_blank">'
+                f'<img src="{rel}" alt="{html.escape(alt)}"{size}{f" data-px={px}" if px else ""}></a>{cap}</figure>')
 
     def output_html(self, out, opts):
         "One saved output as HTML, choosing the richest MIME type as quarto does"
@@ -186,12 +238,20 @@ class Page:
 
     def cell_html(self, cell):
         if cell.cell_type == 'markdown':
-            res = md_html(cell.source, self)
-            self.collect(cell.source, 'markdown')
+            before, n = self.section, len(self.sections)
+            res = md_html(cell.source, self, sections=True)
+            chunks, heads = heading_chunks(cell.source), self.sections[n:]
+            under = [before, *heads]  # each piece's table under the heading it follows within the cell
+            if len(chunks) != len(under): chunks, under = [cell.source], [self.section]  # e.g. setext headings
+            for chunk, section in zip(chunks, under): self.collect_markdown(chunk, section)
+            paras = [b for b in md_blocks(chunks[-1]) if not b.lstrip().startswith('#')]
+            self.label = first_sentence(paras[-1]) if paras else None  # the label of a table that follows
             return res
         if cell.cell_type != 'code': return ''
         opts, code = cell_options(cell.source)
         if opts.get('include') == 'false': return ''
+        comment = next((l for l in code.splitlines() if l.strip()), '').strip()
+        self.cell_alt = comment.lstrip('#').strip() if comment.startswith('#') and not comment.startswith('#|') else None
         parts = []
         if opts.get('echo') != 'false' and code.strip():
             src = code_html(code, cell.metadata.get('language', 'python'))
@@ -204,27 +264,57 @@ class Page:
             for out in outputs_of(cell):
                 if opts.get('warning') == 'false' and out.get('name') == 'stderr': continue
                 parts.append(self.output_html(out, opts))
-                self.collect(out, 'output')
+                self.collect_output(out)
         if not any(parts): return ''
+        self.label = None  # a label belongs to the cell right after it
         is_api = opts.get('output') == 'asis' and code.lstrip().startswith('show_doc')
         return f'<div class="cell{" api" if is_api else ""}">{"".join(parts)}</div>\n'
 
-    def collect(self, item, kind):
-        "Keep the tables of benchmark notebooks and of results sections for the results page"
-        sec = self.section[1] if self.section else ''
-        if not ('bench' in self.src.stem if self.src else False) and not _re_results.search(sec): return
-        if kind == 'markdown': is_table = bool(_re_md_table.search(item))
-        else:
-            data = item.get('data', {})
-            is_table = ('text/html' in data and '<table' in text_of(data['text/html'])
-                        or 'text/html' not in data and bool(_re_md_table.search(text_of(data.get('text/markdown', '')))))
-        if is_table: self.site.results.append((self, self.section, kind, item))
+    def collect_markdown(self, md, section):
+        "The tables of a markdown cell's piece under one heading, each with the first sentence before it as its label"
+        if not _re_md_table.search(md): return
+        blocks, label = md_blocks(md), None
+        for b in blocks:
+            if _re_md_table.match(b): self.candidates.append((section, 'markdown', b, label)); label = None
+            elif not b.lstrip().startswith('#'): label = first_sentence(b)
+
+    def collect_output(self, out):
+        "An output holding a table, labelled by the first sentence of the markdown cell right before it"
+        data = out.get('data', {})
+        if ('text/html' in data and '<table' in text_of(data['text/html'])
+            or 'text/html' not in data and bool(_re_md_table.search(text_of(data.get('text/markdown', ''))))):
+            self.candidates.append((self.section, 'output', out, self.label))
+
+    def results(self):
+        """The tables for the results page. Every table of a results notebook (`_re_results_nb`: the benchmarks, the
+        four-routings comparisons); elsewhere those whose nearest markdown heading names results or benchmarks, except
+        in a section's preamble when the section has results subsections of its own (they hold its results: what
+        comes before them is set-up, such as the inputs' sizes)"""
+        whole_nb = bool(self.src and _re_results_nb.search(self.src.stem))
+        def has_results_children(sec):
+            for later in self.sections[sec[3] + 1:]:
+                if later[2] <= sec[2]: return False
+                if _re_results.search(later[1]): return True
+            return False
+        for section, kind, item, label in self.candidates:
+            if section and has_results_children(section): continue
+            if whole_nb or (section and _re_results.search(section[1])): yield section, kind, item, label
 
 class Site:
     def __init__(self, out):
         self.cfg, self.out = get_config(), Path(out)
         self.base = urljoin(self.cfg.doc_host + '/', self.cfg.doc_baseurl).rstrip('/') + '/'
         self.pages, self.results = [], []
+
+    def nb_title(self, url, text):
+        "The title of the page a link to a notebook goes to, where the link's text is that notebook's file name"
+        parts = urlsplit(url)
+        if parts.scheme or parts.netloc or not parts.path.endswith('.ipynb'): return None
+        stem, plain = Path(parts.path).stem, html.unescape(re.sub(r'<[^>]+>', '', text)).strip()
+        if plain not in (stem, stem + '.ipynb', Path(parts.path).name) and not (
+            re.fullmatch(r'\d\d[a-z]?', plain) and stem.startswith(plain + '_')): return None
+        name = _nbpath2html(Path(parts.path)).name
+        return next((p.title for p in self.pages if p.name == name), None)
 
     def local_url(self, url):
         "Links into this site become relative; links to notebooks point at their pages"
@@ -244,7 +334,8 @@ class Site:
             title=html.escape(page.title), site=html.escape(self.cfg.title), git_url=self.cfg.git_url,
             head_title=html.escape(self.cfg.title if page.name == 'index.html' else f'{page.title} – {self.cfg.title}'),
             description=html.escape(page.description), nav=nav, body=body, source=src,
-            toc=f'<nav class="toc"><h2>On this page</h2><ul>{toc}</ul></nav>' if page.toc else '',
+            toc=(f'<details class="toc" open data-wide="(min-width: 56rem)"><summary>On this page</summary>'
+                 f'<nav aria-label="On this page"><h2>On this page</h2><ul>{toc}</ul></nav></details>') if page.toc else '',
             subtitle=f'<p class="subtitle">{md_inline(page.description, page)}</p>' if page.description else '')
 
     def build(self, paths, verbose=True):
@@ -267,6 +358,7 @@ class Site:
         for page, nb in nbs:
             body = ''.join(page.cell_html(c) for c in nb.cells)
             (self.out/page.name).write_text(self.page_html(page, body), encoding='utf-8')
+            self.results += [(page, *r) for r in page.results()]
         (self.out/results.name).write_text(self.page_html(results, self.results_html(results)), encoding='utf-8')
         if verbose: print(f'wrote {len(self.pages)} pages to {self.out}')
 
@@ -276,7 +368,7 @@ class Site:
             return ('<p>No results tables yet. Tables appear here from any notebook section whose heading names '
                     'results or benchmarks, and from the benchmark notebook.</p>')
         body, last_page, last_section = [], None, None
-        for src_page, section, kind, item in self.results:
+        for src_page, section, kind, item, label in self.results:
             if src_page is not last_page: body.append(md_html(f'## {src_page.title}', page))
             if (src_page, section) != (last_page, last_section):
                 name = section[1] if section else src_page.title
@@ -284,8 +376,12 @@ class Site:
                 href = src_page.name + (f'#{section[0]}' if section else '')
                 body.append(f'<p class="from">From <a href="{href}">{html.escape(src_page.title)} › {html.escape(name)}</a></p>')
             last_page, last_section = src_page, section
-            if kind == 'markdown': body.append(md_html(re.sub(r'^#+ .*$', '', item, flags=re.M), page))  # headings: above
-            else: body.append(page.output_html(item, {}))
+            if label: body.append(f'<p class="label">{md_inline(label, page)}</p>')
+            if kind == 'markdown': body.append(md_html(item, page))
+            else:
+                if 'text/markdown' in item.get('data', {}) and 'text/html' not in item['data']:  # its headings: above
+                    item = AttrDict(item, data={**item['data'], 'text/markdown': re.sub(r'^#+ .*$', '', text_of(item['data']['text/markdown']), flags=re.M)})
+                body.append(page.output_html(item, {}))
         return '\n'.join(body)
 
 def md_inline(md, page):

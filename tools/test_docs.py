@@ -3,8 +3,12 @@
 
 Per page: no console errors or uncaught exceptions, no failed or outside requests, math typeset (no raw `$$`,
 `\\frac`, `\\begin{` or `$...\\cmd...$` left in the text, no KaTeX error), every image loaded, every link into the
-site and every anchor resolves. Every notebook must have its page. Saves a screenshot of each page under
-ci-artifacts/screenshots. Needs Debian's chromium (`apt-get install -y chromium`) and `websocket-client`;
+site and every anchor resolves. Then the page's whole length, scrolled through one window height at a time, at
+1280 and at 800 pixels wide: nothing wider than the page or sticking out of the text column unless inside a box
+that scrolls sideways, every image shown, with alt text, and openable at full size where the column shrinks it, no
+KaTeX error; the column at least 45rem wide at 1280, and the page's text starting near the top at 800 (the menus
+collapsed). Every notebook must have its page. Saves a screenshot of each page under ci-artifacts/screenshots
+(with --full-page, the whole page, in tiles of up to 16,000 pixels). Needs Debian's chromium (`apt-get install -y chromium`) and `websocket-client`;
 installs nothing. Exits 1 on any failure.
 
     python tools/build_docs.py && python tools/test_docs.py
@@ -21,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
          '--disable-sync', '--no-first-run', '--disable-quic', '--disable-dev-shm-usage', '--hide-scrollbars', '--remote-debugging-port=0']
 WIDTH, HEIGHT = 1280, 900
+NARROW = 800  # the layout is checked at WIDTH and again at this width
 
 class QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, *args): pass
@@ -88,13 +93,22 @@ class Chromium:
         self.eval('new Promise(done => setTimeout(done, 100))')  # let late events (font or image errors) arrive
         return self.events
 
+    def resize(self, width):
+        self.call('Emulation.setDeviceMetricsOverride', width=width, height=HEIGHT, deviceScaleFactor=1, mobile=False)
+        self.eval('new Promise(done => setTimeout(done, 200))')  # media queries, resize handlers
+
     def screenshot(self, path, full_page=False):
-        clip = {}
-        if full_page:  # the whole page, up to 16,000 pixels down
-            height = min(self.eval('document.documentElement.scrollHeight'), 16000)
-            clip = dict(captureBeyondViewport=True, clip=dict(x=0, y=0, width=WIDTH, height=height, scale=1))
-        data = self.call('Page.captureScreenshot', format='png', **clip)['data']
-        Path(path).write_bytes(base64.b64decode(data))
+        "The first screen at `path`; with `full_page`, the whole page in tiles of at most 16,000 pixels: path, path-2, ..."
+        if not full_page:
+            Path(path).write_bytes(base64.b64decode(self.call('Page.captureScreenshot', format='png')['data']))
+            return [path]
+        height, paths, tile = self.eval('document.documentElement.scrollHeight'), [], 16000
+        for i, y in enumerate(range(0, height, tile)):
+            clip = dict(x=0, y=y, width=WIDTH, height=min(tile, height - y), scale=1)
+            data = self.call('Page.captureScreenshot', format='png', captureBeyondViewport=True, clip=clip)['data']
+            p = Path(path) if i == 0 else Path(path).with_name(f'{Path(path).stem}-{i + 1}.png')
+            p.write_bytes(base64.b64decode(data)); paths.append(p)
+        return paths
 
     def close(self):
         try: self.ws.close()
@@ -125,6 +139,60 @@ PAGE_FACTS = r"""(() => {
     ids: [...document.querySelectorAll('[id]')].map(e => e.id),
   };
 })()"""
+
+# The page's whole length, one window height at a time: what sticks out of the text column (outside a box that
+# scrolls sideways), images not shown, without alt text, or shrunk with no link to them at full size, KaTeX errors.
+LAYOUT_CHECK = r"""(async () => {
+  const main = document.querySelector('main'), H = innerHeight, doc = document.documentElement, out = [];
+  const where = el => { const t = (el.getAttribute('alt') || el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 60);
+    return `${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? '.' + el.className.split(' ')[0] : ''} "${t}"`; };
+  const inScroller = el => { for (let e = el.parentElement; e && e !== main; e = e.parentElement)
+    if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(e).overflowX)) return true; return false; };
+  if (doc.scrollWidth > innerWidth + 1) out.push(`the page scrolls sideways: ${doc.scrollWidth} px wide in a ${innerWidth} px window`);
+  const seen = new Set(), els = [...main.querySelectorAll('p, li, h1, h2, h3, h4, pre, table, figure, img, .katex-display, .katex, code, div.output, .cell')];
+  let y = 0, steps = 0;
+  for (;;) {
+    scrollTo(0, y); await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))); steps++;
+    const right = main.getBoundingClientRect().right, y0 = scrollY;
+    for (const el of els) {
+      const r = el.getBoundingClientRect(); if (seen.has(el) || r.bottom <= 0 || r.top >= H || r.height === 0) continue;
+      seen.add(el); const at = `at y=${Math.round(r.top + y0)}`;
+      if (r.right > right + 2 && !inScroller(el)) out.push(`sticks out of the column by ${Math.round(r.right - right)} px ${at}: ${where(el)}`);
+      if (el.tagName === 'IMG') {
+        if (!(el.complete && el.naturalWidth > 0 && el.clientWidth > 0)) out.push(`image not shown ${at}: ${el.getAttribute('src')}`);
+        const alt = (el.getAttribute('alt') || '').trim();
+        if (!alt || /^(figure|image|img|png)?\s*\d*$/i.test(alt)) out.push(`image without alt text ${at}: ${el.getAttribute('src')}`);
+        const a = el.closest('a[href]');
+        if (el.naturalWidth > el.clientWidth * 1.1 && !(a && a.getAttribute('href') === el.getAttribute('src')))
+          out.push(`image shrunk to ${el.clientWidth} of ${el.naturalWidth} px with no link to it at full size ${at}: ${el.getAttribute('src')}`);
+      }
+      if (el.matches('.katex-display') && el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== 'auto')
+        out.push(`display math clipped ${at}: ${el.textContent.slice(0, 60)}`);
+    }
+    if (y0 + H >= doc.scrollHeight - 1) break;
+    y = y0 + H;
+  }
+  const unseen = els.filter(el => !seen.has(el) && el.getClientRects().length && el.getBoundingClientRect().height > 0);
+  if (unseen.length) out.push(`${unseen.length} elements never came into view while scrolling (first: ${where(unseen[0])})`);
+  out.push(...[...document.querySelectorAll('.katex-error')].map(e => `KaTeX error: ${e.textContent.slice(0, 120)}`));
+  scrollTo(0, 0);
+  const mainTop = main.getBoundingClientRect().top + scrollY;
+  return {problems: [...new Set(out)], steps, height: doc.scrollHeight, main_width: main.clientWidth, main_top: mainTop};
+})()"""
+
+def layout_problems(browser, width):
+    "The layout problems of the open page at `width` pixels, each naming the width"
+    if width != WIDTH: browser.resize(width)
+    browser.ws.settimeout(300)  # a long page on a busy machine: one screen at a time takes a while
+    try: f = browser.eval(LAYOUT_CHECK)
+    finally:
+        browser.ws.settimeout(60)
+        if width != WIDTH: browser.resize(WIDTH)
+    bad = f['problems']
+    if f['steps'] * HEIGHT < f['height']: bad.append(f'scrolled {f["steps"]} screens, short of the page\'s {f["height"]} px')
+    if width == WIDTH and f['main_width'] < 45 * 16: bad.append(f'text column only {f["main_width"]} px wide')
+    if width <= NARROW and f['main_top'] > 200: bad.append(f'the text starts {round(f["main_top"])} px down (menus not collapsed?)')
+    return [f'at {width} px: {p}' for p in bad], f
 
 def event_problems(events, base):
     "Console errors, exceptions, failed requests and requests leaving the site, from a page's events"
@@ -176,6 +244,10 @@ def main():
             f = facts[page] = browser.eval(PAGE_FACTS)
             browser.screenshot(shots/f'{page[:-5].replace("/", "_")}.png', args.full_page)
             bad = problems[page]
+            for width in (WIDTH, NARROW):
+                layout, lf = layout_problems(browser, width)
+                bad += layout[:12] + ([f'at {width} px: ... and {len(layout) - 12} more'] if len(layout) > 12 else [])
+                f[f'screens_{width}'] = lf['steps']
             bad += event_problems(events, base)
             if not f['title'].strip(): bad.append('no title (h1)')
             bad += [f'raw math left: {s!r}' for s in f['raw_math']]
@@ -203,7 +275,8 @@ def main():
         f = facts.get(page, {})
         status = 'FAIL' if problems[page] else 'ok  '
         print(f'{status} {page:24s} {f.get("n_math", 0):4d} math  {len(f.get("images", [])):3d} images  '
-              f'{len(f.get("links", [])):4d} links  {f.get("title", "")[:40]}')
+              f'{len(f.get("links", [])):4d} links  {f.get(f"screens_{WIDTH}", 0):3d}+{f.get(f"screens_{NARROW}", 0):3d} screens  '
+              f'{f.get("title", "")[:40]}')
         for p in problems[page]: print(f'       - {p}')
     for m in sorted(missing): print(f'FAIL no page for a notebook: {m}')
     n_bad = sum(bool(v) for v in problems.values()) + len(missing)
