@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import torch
 from fastprogress.fastprogress import progress_bar
-from .core import default_device
+from .core import default_device, check_positive_ints
 
 # %% auto #0
-__all__ = ['CACHE_FORMAT', 'end_token_ids', 'end_token_id', 'with_end_token', 'FrozenTransformer', 'hidden_states',
-           'length_batches', 'texts_digest', 'cache_key', 'EmbeddingCache', 'default_cache_dir', 'cache_folder',
-           'find_cache', 'embed_to_cache', 'CachedEmbeddings', 'pad_collate', 'EmbeddingsDL', 'mean_pooled']
+__all__ = ['CACHE_FORMAT', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer', 'FrozenTransformer',
+           'hidden_states', 'length_batches', 'texts_digest', 'cache_key', 'EmbeddingCache', 'default_cache_dir',
+           'cache_folder', 'find_cache', 'embed_to_cache', 'CachedEmbeddings', 'pad_collate', 'EmbeddingsDL',
+           'mean_pooled']
 
 # %% ../nbs/04a_embeddings.ipynb #ecbca8f4
 def end_token_ids(tokenizer) -> set[int]:
@@ -43,6 +44,22 @@ def with_end_token(ids:list[int], # token ids from the tokenizer's own template
     return ids
 
 # %% ../nbs/04a_embeddings.ipynb #e6e69117
+def check_transformer(name:str, # a Hugging Face hub name ('org/model') or a local model folder
+                     ) -> str:
+    "Refuse a name that is meant as a local folder (it starts with / . or ~, or its first part exists here) but does not exist"
+    name = str(name)
+    p = Path(name).expanduser()
+    if p.exists():
+        if not p.is_dir(): raise NotADirectoryError(f"--transformer {name}: {p} is a file; give the model's folder (with config.json)")
+        return name
+    looks_local = name.startswith(('/', '.', '~')) or (len(p.parts) > 1 and Path(p.parts[0]).exists())
+    if looks_local:
+        above = next((q for q in p.parents if q.exists()), None)
+        raise FileNotFoundError(f"--transformer {name}: the local folder {p} does not exist"
+                                f"{f' (nothing below {above})' if above is not None and str(above) not in ('.', '/') else ''}; "
+                                "a Hugging Face hub name has the form 'org/model'")
+    return name
+
 def _local_weights_signature(folder:Path) -> list:
     "Names and sizes of the weight files in a local model folder (part of a cache key)"
     pats = ('*.safetensors', '*.bin', '*.pt', '*.h5', '*.msgpack')
@@ -65,6 +82,7 @@ class FrozenTransformer:
     def config(self):
         if self._config is None:
             from transformers import AutoConfig
+            check_transformer(self.name)
             self._config = AutoConfig.from_pretrained(self.name)
         return self._config
 
@@ -72,6 +90,7 @@ class FrozenTransformer:
     def tokenizer(self):
         if self._tokenizer is None:
             from transformers import AutoTokenizer
+            check_transformer(self.name)
             self._tokenizer = AutoTokenizer.from_pretrained(self.name)
         return self._tokenizer
 
@@ -79,6 +98,7 @@ class FrozenTransformer:
     def model(self):
         if self._model is None:
             from transformers import AutoModel
+            check_transformer(self.name)
             model = AutoModel.from_pretrained(self.name, dtype=self.dtype)
             if getattr(model.config, 'is_encoder_decoder', False): model = model.get_encoder()
             self._model = model.eval().requires_grad_(False).to(self.device)
@@ -330,7 +350,7 @@ class _Count:
 def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will follow
                    transformer:FrozenTransformer|str='gpt2-large', # a FrozenTransformer, or a model name / folder
                    cache_dir:str|Path|None=None, # parent folder of caches (default: `default_cache_dir()`)
-                   shard_size:int=8192, # texts per shard (the unit of resume)
+                   shard_size:int=1024, # texts per shard: the unit of resume (an interruption loses at most one shard's work)
                    max_tokens:int=8192, # cap on a batch's padded size in tokens
                    max_bs:int=512, # cap on texts per batch
                    progress:bool=True, # show a progress bar
@@ -346,7 +366,13 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
 
     t0 = time.time()
     partial = folder.with_name(folder.name + '.partial')
+    check_positive_ints(shard_size=shard_size, max_tokens=max_tokens, max_bs=max_bs)
     partial.mkdir(parents=True, exist_ok=True)
+    plan = dict(key=key, shard_size=shard_size)   # the shards of a .partial are reused only under the same plan
+    plan_file = partial/'plan.json'
+    if (json.loads(plan_file.read_text()) if plan_file.exists() else None) != plan:
+        for old in partial.glob('shard_*.f16'): old.unlink()   # cut at other boundaries (or by an older version)
+        _atomic_write_bytes(plan_file, json.dumps(plan).encode())
     ids = tf.token_ids(texts)
     lens = np.array([len(i) for i in ids], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
@@ -363,10 +389,15 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
         p = partial/s['file']
         if not (p.exists() and p.stat().st_size == s['bytes']): todo.append(s)   # finished shards are reused
     bar = _Count(sum(s['stop'] - s['start'] for s in todo), progress, f"embedding with {_slug(tf.name)}")
-    for s in todo:
-        sub = ids[s['start']:s['stop']]
-        _write_shard(partial/s['file'], tf, sub, length_batches([len(i) for i in sub], max_tokens, max_bs),
-                     n_layers, d_emb, bar)
+    try:
+        for s in todo:
+            sub = ids[s['start']:s['stop']]
+            _write_shard(partial/s['file'], tf, sub, length_batches([len(i) for i in sub], max_tokens, max_bs),
+                         n_layers, d_emb, bar)
+    except KeyboardInterrupt as e:   # what a command line tells its user (`capsule_routing.training.cli_errors`)
+        kept = sum(s['stop'] - s['start'] for s in shards if (partial/s['file']).exists())
+        e.cli_hint = f"{kept} of {len(texts)} texts are kept in complete shards in {partial}: the same command continues from there"
+        raise
 
     buf = io.BytesIO(); np.save(buf, offsets); index_bytes = buf.getvalue()
     _atomic_write_bytes(partial/'index.npy', index_bytes)
@@ -375,7 +406,7 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
                     shard_size=shard_size, shards=shards, index_bytes=len(index_bytes),
                     texts_sha256=texts_digest(texts), seconds=round(time.time() - t0, 2))
     _atomic_write_bytes(partial/'manifest.json', json.dumps(manifest, indent=1, default=str).encode())
-    for junk in partial.glob('.*.tmp'): junk.unlink()   # temporaries of killed runs
+    for junk in [*partial.glob('.*.tmp'), plan_file]: junk.unlink()   # temporaries of killed runs; the plan
     if folder.exists(): shutil.rmtree(folder)           # an invalid leftover under the final name
     os.replace(partial, folder)
     _fsync_path(cache_dir)

@@ -388,11 +388,13 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
          download:bool=False, # first fetch the official files into `data` (`download_smallnorb`; files already there are verified)
         ) -> dict:
     "Train the paper's smallNORB model with the paper's regime, select the epoch on held-out training toys, then test it once"
-    from capsule_routing.training import train_main
-    if download: download_smallnorb(data)
+    from capsule_routing.training import train_main, check_pad, cli_errors, running_as_command
     from capsule_routing.vision import smallnorb_dataloaders  # imported here: vision imports this module
-    dls_fn = lambda data, bs, device: smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
-    return train_main(dls_fn, lambda dls: SmallNORBCapsNet(routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
-                      out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, learner_kwargs=dict(pad=pad),
-                      compile_model=compile_model, compile_mode=compile_mode, optimizer=optimizer, loss=loss,
-                      settings=dict(pad=pad, n_valid_per_category=n_valid_per_category, routing=routing))
+    with cli_errors(running_as_command()):   # from a command line: bad input and Ctrl-C in one line each
+        check_pad(pad)   # before a download or the data: the padding is used only once training starts
+        if download: download_smallnorb(data)
+        dls_fn = lambda data, bs, device: smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
+        return train_main(dls_fn, lambda dls: SmallNORBCapsNet(routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
+                          out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, learner_kwargs=dict(pad=pad),
+                          compile_model=compile_model, compile_mode=compile_mode, optimizer=optimizer, loss=loss,
+                          settings=dict(pad=pad, n_valid_per_category=n_valid_per_category, routing=routing))

@@ -16,10 +16,11 @@ from .downloads import download_file, sha256sum
 
 # %% auto #0
 __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAMES', 'SST_URL', 'SST_ZIP', 'SST_ZIP_MD5',
-           'unescape_ptb', 'Tree', 'TreeFormatError', 'parse_tree', 'read_trees', 'unique_phrases', 'root_sentences',
-           'sst_folder', 'sst_trees', 'load_sst', 'task_subset', 'n_classes', 'download_sst', 'SSTCapsNet', 'rel_err',
-           'sst_caches', 'sst_dataloaders', 'sst_model', 'distill_targets', 'save_teacher', 'load_teacher',
-           'teacher_names', 'check_distill', 'logistic_baseline', 'sst_baseline', 'sst_embed', 'train_sst', 'sst_cli']
+           'EMBED_DTYPES', 'SST_CLI_HELP', 'unescape_ptb', 'Tree', 'TreeFormatError', 'parse_tree', 'read_trees',
+           'unique_phrases', 'root_sentences', 'sst_folder', 'sst_trees', 'load_sst', 'task_subset', 'n_classes',
+           'download_sst', 'check_mask', 'SSTCapsNet', 'rel_err', 'sst_caches', 'sst_dataloaders', 'sst_model',
+           'distill_targets', 'save_teacher', 'load_teacher', 'teacher_names', 'check_distill', 'logistic_baseline',
+           'sst_baseline', 'check_embed_args', 'sst_embed', 'train_sst', 'sst_cli']
 
 # %% ../nbs/04_sst.ipynb #fe8f741c
 PTB_UNESCAPE = {'-LRB-': '(', '-RRB-': ')', '-LSB-': '[', '-RSB-': ']', '-LCB-': '{', '-RCB-': '}',
@@ -193,6 +194,16 @@ def download_sst(folder:str|Path, # where `trees/` and the zip go
             os.replace(tmp, trees/f'{s}.txt')
     return trees
 
+# %% ../nbs/04_sst.ipynb #7b945e60
+def check_mask(mask:torch.Tensor, # [B, n]: 1 (or True) for a token, 0 for padding, in between for a token present in part
+              ):
+    "Refuse a mask with values outside [0, 1], or a sample with no token, naming the samples"
+    bad = torch.zeros_like(mask, dtype=torch.bool) if mask.dtype == torch.bool else ~((mask >= 0) & (mask <= 1))   # [B, n], NaN too
+    empty = ~(mask != 0).any(-1)                                         # [B]
+    if bool(bad.any() | empty.any()):                                    # one synchronisation on a GPU
+        if bad.any(): raise ValueError(f"mask must lie in [0, 1] (1 a token, 0 padding); samples {bad.any(-1).nonzero().flatten().tolist()[:5]} hold other values")
+        raise ValueError(f"samples {empty.nonzero().flatten().tolist()[:5]} have no token (their mask is all 0)")
+
 # %% ../nbs/04_sst.ipynb #b16eb68b
 from .lineage import routing_class
 
@@ -212,7 +223,7 @@ class SSTCapsNet(nn.Module):
         super().__init__()
         if architecture not in ('paper', 'released'):
             raise ValueError(f"architecture must be 'paper' or 'released', received {architecture!r}")
-        check_positive_ints(d_parts=d_parts, n_parts=n_parts, d_pose=d_pose)
+        check_positive_ints(n_layers=n_layers, d_emb=d_emb, n_classes=n_classes, d_parts=d_parts, n_parts=n_parts, d_pose=d_pose)
         RoutingLayer = routing_class(routing)                              # Heinsen's `Routing` unless told otherwise
         self.n_layers, self.d_emb, self.n_classes, self.architecture, self.routing = n_layers, d_emb, n_classes, architecture, routing
         self.depth_emb = nn.Parameter(torch.zeros(n_layers, d_emb))
@@ -233,6 +244,7 @@ class SSTCapsNet(nn.Module):
             raise ValueError(f"embs must be [B, n, {self.n_layers}, {self.d_emb}], received {tuple(embs.shape)}")
         if mask.shape != embs.shape[:2]:
             raise ValueError(f"mask must be [B, n] = {tuple(embs.shape[:2])}, received {tuple(mask.shape)}")
+        check_mask(mask)
         B, n, l, _ = embs.shape
         x = embs.to(self.depth_emb.dtype) + self.depth_emb              # [B, n, l, m]
         x = self.detect_parts(x)                                         # [B, n, l, d_parts]
@@ -246,15 +258,20 @@ class SSTCapsNet(nn.Module):
     def from_released(cls,
                       path:str|Path, # a state dict saved by the paper's code (e.g. SST5R_pretrained_model_state_dict.pt)
                       architecture:str|None=None, # 'paper' or 'released'; default: recognized from the weights
+                      **kwargs, # to the constructor, as `SmallNORBCapsNet.from_released` (e.g. n_iters); not the shapes
                      ) -> 'SSTCapsNet':
         "The model with the paper's released weights: shapes and architecture read from the state dict"
+        if fixed := {'n_layers', 'd_emb', 'n_classes'} & set(kwargs):
+            raise TypeError(f"{', '.join(sorted(fixed))}: read from the weights, not passed")
         sd = torch.load(path, map_location='cpu', weights_only=True)
         sd = {k: v for k, v in sd.items() if 'CONST_' not in k.rsplit('.', 1)[-1]}   # the old code's constant buffers
+        if missing := [k for k in ('depth_emb', 'detect_parts.0.weight', 'routings.1.W') if k not in sd]:
+            raise ValueError(f"{Path(path).name} does not hold an SST head's weights (no {', '.join(missing)})")
         found = 'paper' if sd['detect_parts.0.weight'].ndim == 1 else 'released'   # LayerNorm(m) first, or Linear
         if architecture is not None and architecture != found:
             raise ValueError(f"{Path(path).name} holds the {found!r} architecture, not {architecture!r}")
         n_layers, d_emb = sd['depth_emb'].shape
-        model = cls(n_layers, d_emb, n_classes=sd['routings.1.W'].shape[1], architecture=found)
+        model = cls(n_layers, d_emb, n_classes=sd['routings.1.W'].shape[1], architecture=found, **kwargs)
         model.load_state_dict(sd)
         return model
 
@@ -265,7 +282,7 @@ def rel_err(x:torch.Tensor, ref:torch.Tensor) -> float:
     return float((x - ref).norm() / ref.norm())
 
 # %% ../nbs/04_sst.ipynb #d8147b1f
-from .embeddings import (FrozenTransformer, EmbeddingCache, embed_to_cache, find_cache,
+from .embeddings import (FrozenTransformer, EmbeddingCache, embed_to_cache, find_cache, check_transformer,
                                         CachedEmbeddings, EmbeddingsDL, mean_pooled)
 
 def sst_caches(data:str|Path, # the SST tree files (see `sst_folder`)
@@ -418,6 +435,20 @@ def sst_baseline(data:str|Path, # the SST tree files
     return dict(task=task, train=train, **logistic_baseline(xy['train'], xy['dev'], xy['test'], Cs=Cs))
 
 # %% ../nbs/04_sst.ipynb #5c116bcb
+EMBED_DTYPES = ('float32', 'float16', 'bfloat16')
+
+def check_embed_args(transformer:str, splits:str, dtype:str='float32', max_tokens:int=8192, train:str='phrases') -> tuple:
+    "The splits to embed, after refusing (with the option named) what `sst_embed` could not use"
+    split_list = tuple(s.strip() for s in str(splits).split(',') if s.strip())
+    bad = [s for s in split_list if s not in SST_SPLITS]
+    if bad or not split_list:
+        raise ValueError(f"--splits must be a comma-separated list of {', '.join(SST_SPLITS)}; received {splits!r}")
+    if dtype not in EMBED_DTYPES: raise ValueError(f"--dtype must be one of {', '.join(EMBED_DTYPES)}; received {dtype!r}")
+    if not (isinstance(max_tokens, int) and max_tokens >= 1): raise ValueError(f"--max_tokens must be a positive int; received {max_tokens!r}")
+    if train not in ('phrases', 'roots'): raise ValueError(f"--train must be 'phrases' or 'roots'; received {train!r}")
+    check_transformer(transformer)
+    return split_list
+
 def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, dev.txt, test.txt, or their trees/)
               transformer:str='gpt2-large', # Hugging Face model name or local folder
               cache_dir:str=None, # parent folder of the caches (default: $CAPSULE_ROUTING_CACHE or ~/.cache/capsule_routing/embeddings)
@@ -429,11 +460,11 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
               download:bool=False, # first download the treebank into `data`
              ):
     "Embed SST's texts with a frozen transformer into memory-mapped fp16 caches (resumable)"
+    split_list = check_embed_args(transformer, splits, dtype, max_tokens, train)   # before any download or model
     if download: data = str(download_sst(data))
     tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype))
     t0 = time.time()
-    caches = sst_caches(data, tf, cache_dir, train=train, splits=tuple(s.strip() for s in splits.split(',')),
-                        max_tokens=max_tokens)
+    caches = sst_caches(data, tf, cache_dir, train=train, splits=split_list, max_tokens=max_tokens)
     print()
     for s, (cache, _) in caches.items():
         print(f"{s}: {len(cache)} texts, {cache.n_tokens} tokens, {cache.manifest['seconds']} s when built -> {cache.folder}")
@@ -444,7 +475,7 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
 import sys
 from functools import partial
 from fastcore.script import anno_parser
-from .training import train_main, WeightAverage, check_loss_name
+from .training import train_main, WeightAverage, check_loss_name, check_out_folder, cli_errors
 
 def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, dev.txt, test.txt, or their trees/)
               task:str='sst5', # 'sst5' (SST-5/R, 5 labels) or 'sst2' (SST-2/R, neutral dropped)
@@ -482,19 +513,25 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     check_loss_name(loss)
     if teacher and loss != 'cross_entropy': raise ValueError(f"a teacher's soft targets train with loss='cross_entropy', not {loss!r}")
     check_distill(teacher, distill)
+    check_positive_ints(epochs=epochs, bs=bs)
+    if not (isinstance(num_workers, int) and num_workers >= 0): raise ValueError(f"--num_workers must be 0 or more; received {num_workers!r}")
+    if train not in ('phrases', 'roots'): raise ValueError(f"--train must be 'phrases' or 'roots'; received {train!r}")
+    check_transformer(transformer)
+    check_out_folder(out, resume)   # train_main checks it again; here before targets.json is read or written
     targets = dict(teacher_sha256=sha256sum(teacher) if teacher else None, distill=distill)
     recorded = Path(out)/'targets.json'   # what the run trains on, which a resumed run must train on again
     trained_on = json.loads(recorded.read_text()) if recorded.exists() else dict(teacher_sha256=None, distill=0.)
     if resume and (Path(out)/'last.pth').exists() and trained_on != targets:
         raise ValueError(f"{out} was trained on other targets ({json.dumps(trained_on)}): resume with the teacher and distill the run used")
-    Path(out).mkdir(parents=True, exist_ok=True); recorded.write_text(json.dumps(targets))
     t0 = time.time()
     dls_fn = partial(sst_dataloaders, task=task, transformer=transformer, cache_dir=cache_dir, train=train,
                      num_workers=num_workers, progress=not quiet, teacher=teacher, distill=distill)
     res = train_main(dls_fn, partial(sst_model, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts,
                                           routing=routing, d_pose=d_pose), data=data, epochs=epochs, bs=bs,
                      lr_max=lr_max, lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
-                     learner_kwargs=dict(mixup=mixup, ema=ema), loss=loss)
+                     learner_kwargs=dict(mixup=mixup, ema=ema), loss=loss, run_files={'targets.json': json.dumps(targets)},
+                     settings=dict(task=task, train=train, architecture=architecture, n_iters=n_iters, d_parts=d_parts,
+                                   n_parts=n_parts, routing=routing, d_pose=d_pose, mixup=mixup, ema=ema))
     history = (Path(out)/'history.csv').read_text().splitlines()
     res.update(task=task, transformer=str(transformer), train=train, architecture=architecture, n_iters=n_iters,
                d_parts=d_parts, n_parts=n_parts, routing=routing, d_pose=d_pose, mixup=mixup, ema=ema, distill=distill, data=str(data),
@@ -504,14 +541,26 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     (Path(out)/'results.json').write_text(json.dumps(res, indent=2))
     return res
 
+SST_CLI_HELP = """usage: python -m capsule_routing.sst [embed | train] [options]
+
+commands:
+  embed   embed SST's texts with a frozen transformer into resumable caches (`sst_embed`); the default
+  train   train the paper's SST model on the cached hidden states (`train_sst`)
+
+`python -m capsule_routing.sst embed --help` and `... train --help` list each command's options."""
+
 def sst_cli(argv:list[str]|None=None): # the arguments (default: `sys.argv[1:]`)
-    "`train ...` runs `train_sst`; `embed ...` or any other arguments run `sst_embed`"
+    "`train ...` runs `train_sst`; `embed ...` or options alone run `sst_embed`; `--help` lists both commands"
     argv = list(sys.argv[1:] if argv is None else argv)
     func, prog = sst_embed, 'python -m capsule_routing.sst [embed]'
+    if argv[:1] in (['-h'], ['--help']): print(SST_CLI_HELP); raise SystemExit(0)
     if argv[:1] == ['train']: func, prog, argv = train_sst, 'python -m capsule_routing.sst train', argv[1:]
     elif argv[:1] == ['embed']: argv = argv[1:]
+    elif argv and not argv[0].startswith('-'):
+        raise ValueError(f"unknown command {argv[0]!r}: the commands are 'embed' (the default) and 'train' (--help lists them)")
     args = vars(anno_parser(func, prog=prog).parse_args(argv))
     for hidden in ('pdb', 'xtra'): args.pop(hidden, None)   # anno_parser's own options
     return func(**args)
 
-if __name__ == '__main__' and Path(globals().get('__file__', '')).name == 'sst.py': sst_cli()  # `python -m`, not a notebook
+if __name__ == '__main__' and Path(globals().get('__file__', '')).name == 'sst.py':   # `python -m`, not a notebook
+    with cli_errors(): sst_cli()   # bad input in one line, exit status 2; Ctrl-C in one line, 130

@@ -16,17 +16,17 @@ from fastprogress.fastprogress import progress_bar
 from .lineage import ROUTINGS
 from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, load_teacher, teacher_names
 from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, embed_to_cache, CachedEmbeddings, EmbeddingsDL
-from .training import load_checkpoint, atomic_save, check_model_repr, CKPT_FORMAT
+from .training import load_checkpoint, atomic_save, check_model_repr, CKPT_FORMAT, cli_errors
 
 # %% auto #0
-__all__ = ['UNRECORDED_SETTINGS', 'RUN_FILES', 'OPTIONAL_RUN_FILES', 'SETUP_ORDER', 'SETUP', 'PAPER_SETUP', 'run_settings',
-           'transformer_label', 'class_names', 'sst_model_from_state_dict', 'load_run_model', 'predict_cached',
-           'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results', 'embed_texts', 'pick_sentences',
-           'save_embedded_sentences', 'load_embedded_sentences', 'teacher_probabilities', 'teach', 'classify_texts',
-           'classify', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table', 'select_setups',
-           'summary_table', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories', 'plot_validation_curves',
-           'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing', 'relative_use', 'plot_token_depth',
-           'plot_token_class']
+__all__ = ['UNRECORDED_SETTINGS', 'RUN_FILES', 'OPTIONAL_RUN_FILES', 'SST_ANALYSIS_HELP', 'SETUP_ORDER', 'SETUP', 'PAPER_SETUP',
+           'run_settings', 'transformer_label', 'class_names', 'sst_model_from_state_dict', 'load_run_model',
+           'predict_cached', 'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results', 'embed_texts',
+           'pick_sentences', 'save_embedded_sentences', 'load_embedded_sentences', 'teacher_probabilities', 'teach',
+           'classify_texts', 'classify', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table',
+           'select_setups', 'summary_table', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories',
+           'plot_validation_curves', 'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing',
+           'relative_use', 'plot_token_depth', 'plot_token_class']
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
 # settings that older runs' results.json did not record, at the values those runs used
@@ -75,6 +75,8 @@ def load_run_model(run:str|Path, # a run folder with best.pth (from training) or
         sd, printed = ck['model'], ck.get('model_repr')   # the model's printed configuration, in newer checkpoints
     elif (run/'model.pt').exists(): sd = torch.load(run/'model.pt', map_location='cpu', weights_only=True)
     else: raise FileNotFoundError(f"{run} holds neither best.pth nor model.pt")
+    if 'depth_emb' not in sd:   # every SSTCapsNet has its depth embedding
+        raise ValueError(f"{run} is not an SST run: its weights are not an SSTCapsNet's (no depth_emb; e.g. a smallNORB or Fashion-MNIST run)")
     if (run/'results.json').exists(): n_iters = run_settings(run)['n_iters']
     elif printed is not None: n_iters = int(re.search(r'n_iters=(\d+)', printed)[1])     # an unfinished run
     else: n_iters = 3
@@ -170,13 +172,17 @@ def collect_sst_results(runs:str='runs', # folder of run folders
                         baseline:str='runs/baseline_minilm.json', # the baseline's results (copied under its own name when it exists)
                         weights_seed:int=0, # runs of this seed also get `model.pt`
                         cache_dir:str=None, # parent folder of the embedding caches
-                        dev:bool=True, # also write (and check) the dev predictions
+                        dev:bool=True, # `--no-dev`: skip the dev predictions (by default they are written and checked too)
                        ) -> list[dict]:
     "Test (and dev) predictions and the small files of every finished run, the baseline, test sentences and cache sizes, into `dest`"
+    if not Path(runs).exists(): raise FileNotFoundError(f"--runs {runs}: no such folder")
+    if not Path(runs).is_dir(): raise NotADirectoryError(f"--runs {runs} is a file, not a folder of run folders")
+    matched = sorted(p for p in Path(runs).glob(pattern) if p.is_dir())
+    if not matched: raise FileNotFoundError(f"--pattern {pattern!r} matches no run folder in {runs}")
     torch.set_num_threads(1)
     dest, done, data_of = Path(dest), [], {}   # data_of: transformer -> SST folder of its runs
     dest.mkdir(parents=True, exist_ok=True)
-    for run in sorted(p for p in Path(runs).glob(pattern) if p.is_dir()):
+    for run in matched:
         # train_sst completes results.json (task, wall time) after train_main first writes it: finished means complete
         cfg = run_settings(run) if (run/'results.json').exists() else {}
         if 'wall_seconds' not in cfg:
@@ -218,7 +224,8 @@ def pick_sentences(sentences:pd.DataFrame, # `index`, `label` (0-4), `text`: the
 def save_embedded_sentences(transformer:str, # the embedding model (hub name or local folder)
                             sentences:str='results/sst/test_sentences.csv', # the test sentences to pick from
                             dest:str|None=None, # default: picked_sentences_<transformer label>.pt beside `sentences`
-                            min_words:int=8, max_words:int=14, # see `pick_sentences`
+                            min_words:int=8, # the shortest sentence to pick, in words (see `pick_sentences`)
+                            max_words:int=14, # the longest sentence to pick, in words
                            ) -> dict:
     "Embed the picked sentences with `embed_texts` and save their tokens, mask and fp16 hidden states"
     picked = pick_sentences(pd.read_csv(sentences), min_words, max_words)
@@ -319,12 +326,24 @@ def classify(source:str, # a run folder, or 'SST5R' / 'SST2R': the paper's relea
     return classify_texts(model, transformer or recorded, texts).to_dict('records')
 
 # %% ../nbs/04b_sst_results.ipynb #cb3e76ef
+SST_ANALYSIS_HELP = """usage: python -m capsule_routing.sst_analysis COMMAND [arguments] [options]
+
+commands:
+  predict RUN                write a finished run's test (or --split dev) predictions (`predict_run`)
+  collect                    predictions and small files of every finished run into the results folder (`collect_sst_results`)
+  embed TRANSFORMER          save the picked test sentences' hidden states, for the routing plots (`save_embedded_sentences`)
+  teach RUNS OUT             a teacher file of the runs' heads, for distillation (`teach`)
+  classify SOURCE TEXT...    classify sentences with a run's head or a released one (`classify`)
+
+`python -m capsule_routing.sst_analysis COMMAND --help` lists a command's options."""
+
 def sst_analysis_cli(argv:list[str]|None=None): # the arguments (default: `sys.argv[1:]`)
     "`predict RUN [--split ...]` runs `predict_run`; `collect [...]` runs `collect_sst_results`; `embed TRANSFORMER [...]` runs `save_embedded_sentences`; `teach RUNS OUT` runs `teach`; `classify SOURCE TEXT...` runs `classify`"
     argv = list(sys.argv[1:] if argv is None else argv)
     funcs = dict(predict=predict_run, collect=collect_sst_results, embed=save_embedded_sentences, teach=teach, classify=classify)
-    if not argv or argv[0] not in funcs:
-        raise SystemExit("usage: python -m capsule_routing.sst_analysis {predict RUN | collect | embed TRANSFORMER | teach RUNS OUT | classify SOURCE TEXT...} [options] (--help for each)")
+    if argv[:1] in (['-h'], ['--help']): print(SST_ANALYSIS_HELP); raise SystemExit(0)
+    if not argv: raise ValueError(f"a command is needed: one of {', '.join(funcs)} (--help lists them)")
+    if argv[0] not in funcs: raise ValueError(f"unknown command {argv[0]!r}: the commands are {', '.join(funcs)} (--help lists them)")
     func = funcs[argv[0]]
     args = vars(anno_parser(func, prog=f'python -m capsule_routing.sst_analysis {argv[0]}').parse_args(argv[1:]))
     for hidden in ('pdb', 'xtra'): args.pop(hidden, None)
@@ -332,7 +351,8 @@ def sst_analysis_cli(argv:list[str]|None=None): # the arguments (default: `sys.a
     print(json.dumps(res, indent=1))
     return res
 
-if __name__ == '__main__' and Path(globals().get('__file__', '')).name == 'sst_analysis.py': sst_analysis_cli()
+if __name__ == '__main__' and Path(globals().get('__file__', '')).name == 'sst_analysis.py':
+    with cli_errors(): sst_analysis_cli()   # bad input in one line, exit status 2
 
 # %% ../nbs/04b_sst_results.ipynb #dd2639ee
 def read_runs(folder:str|Path, # a results folder of run folders

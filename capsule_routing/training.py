@@ -4,8 +4,8 @@
 
 # %% ../nbs/02_training.ipynb #965c3f80
 from __future__ import annotations
-import json, math, os, random, tempfile, time
-from contextlib import contextmanager
+import json, math, os, random, sys, tempfile, time
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Callable
 import numpy as np
@@ -26,14 +26,15 @@ from fastai.torch_core import set_seed
 from .core import default_device, check_positive_ints
 
 # %% auto #0
-__all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy', 'SpreadLoss',
-           'class_indices', 'reduce_loss', 'SpreadMargin', 'MarginLoss', 'check_loss_name', 'PaperOneCycle',
-           'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop', 'PadCropCallback', 'CapsuleMixUp',
-           'WeightAverage', 'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner',
-           'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr',
-           'check_model_repr', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'fit_paper',
-           'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model',
-           'train_main', 'smoke_main']
+__all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'BAD_INPUT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy',
+           'SpreadLoss', 'class_indices', 'reduce_loss', 'SpreadMargin', 'MarginLoss', 'check_loss_name',
+           'PaperOneCycle', 'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop', 'check_pad',
+           'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'CapsuleLearner', 'DeviceSmoothLoss',
+           'SmoothLossOnDevice', 'capsule_learner', 'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr',
+           'augmentation_repr', 'model_repr', 'check_model_repr', 'check_run_settings', 'CheckpointCallback',
+           'load_checkpoint', 'quiet_learner', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls',
+           'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model', 'check_out_folder', 'bad_input_message',
+           'cli_errors', 'running_as_command', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -209,10 +210,14 @@ def random_pad_crop(x:torch.Tensor, # images [B, C, H, W]
     return pad_crop(x, pad, offsets, check_offsets=False)
 
 # %% ../nbs/02_training.ipynb #186eff4a
+def check_pad(pad:int):
+    "Refuse a padding that is not a whole number of pixels >= 0 (a negative one would fail deep inside torch)"
+    if not (isinstance(pad, int) and not isinstance(pad, bool) and pad >= 0): raise ValueError(f"pad must be an int >= 0 (--pad); received {pad!r}")
+
 class PadCropCallback(Callback):
     "Training-only augmentation: edge-pad the batch's images (input `inp_idx`) by `pad` pixels and randomly crop back, on the device"
     order, run_valid = -5, False  # before MixUp (order 0)
-    def __init__(self, pad:int=16, inp_idx:int=0): store_attr()
+    def __init__(self, pad:int=16, inp_idx:int=0): check_pad(pad); store_attr()
     def before_batch(self):
         xb = list(self.learn.xb)
         xb[self.inp_idx] = random_pad_crop(xb[self.inp_idx], self.pad)
@@ -438,6 +443,20 @@ def check_model_repr(saved:str|None, # a checkpoint's `model_repr` (None: an old
                  zip(saved.splitlines() + [''], this.splitlines() + ['']) if a != b), 'printed differently')
     raise ValueError(f"the checkpoint was written by a differently configured model ({line}): {action} with the settings the run used")
 
+def check_run_settings(saved:dict|None, # the settings a checkpoint recorded (None: an older checkpoint, which did not)
+                       this:dict|None, # the settings of the fit that would continue it
+                      ):
+    "Refuse to continue a run with other settings (seed, batch size, data split...): validation and training would change halfway"
+    if saved is None or this is None: return
+    for k in sorted(set(saved) | set(this)):
+        if k not in saved or k not in this:
+            raise ValueError(f"the checkpoint's run {'recorded' if k in saved else 'did not record'} the setting {k} "
+                             f"({saved.get(k, this.get(k))!r}), this fit {'does not' if k in saved else 'does'}: "
+                             "is the folder another kind of run? resume with the settings the run used")
+        if saved[k] != this[k]:
+            raise ValueError(f"the checkpoint's {k} {saved[k]!r} differs from this fit's {this[k]!r} (--{k}): "
+                             "resume with the settings the run used")
+
 class CheckpointCallback(Callback):
     "Save a resumable checkpoint after every epoch (`last.pth`), the best-by-validation weights (`best.pth`) and `history.csv`"
     order = 65  # after Recorder (50) has logged the epoch's metrics, and after ParamScheduler (60)
@@ -447,6 +466,7 @@ class CheckpointCallback(Callback):
         comp:Callable|None=None, # `np.greater` / `np.less`; default: `np.less` when `monitor` names a loss
         schedule:dict|None=None, # the schedule's settings, checked when resuming
         resume_from:dict|None=None, # a loaded checkpoint to continue from
+        run_settings:dict|None=None, # the run's own settings (seed, batch size, data split...), recorded; a resumed fit must match them
     ):
         store_attr()
         self.ckpt_dir = Path(ckpt_dir)
@@ -463,6 +483,7 @@ class CheckpointCallback(Callback):
                              "the learning-rate schedule would not continue where it stopped")
         if self.schedule is not None and ck.get('schedule') != self.schedule:
             raise ValueError(f"the checkpoint's schedule {ck.get('schedule')} differs from this fit's {self.schedule}")
+        check_run_settings(ck.get('run'), self.run_settings)
         augmentation = augmentation_repr(self.learn)
         if 'augmentation' in ck and ck['augmentation'] != augmentation:   # older checkpoints did not record it
             raise ValueError(f"the checkpoint's run trained with augmentation {ck['augmentation']}, this fit with {augmentation}: "
@@ -503,7 +524,7 @@ class CheckpointCallback(Callback):
                          'epoch': self.epoch, 'monitor': self.monitor, 'value': value}, self.ckpt_dir/'best.pth')
         rec = self.learn.recorder
         sched = [cb for cb in self.learn.cbs if isinstance(cb, ParamScheduler)]
-        atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule,
+        atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule, 'run': self.run_settings,
                      'augmentation': augmentation_repr(self.learn), 'loss': loss_repr(self.learn),
                      'train_iter': self.learn.train_iter, 'pct_train': float(self.learn.pct_train),
                      'model': self.model.state_dict(), 'model_repr': model_repr(self.model), 'opt': _opt_state(self.opt),
@@ -541,9 +562,14 @@ def _num(v):
 
 # %% ../nbs/02_training.ipynb #b842b4d2
 def load_checkpoint(path:str|Path, map_location='cpu') -> dict:
-    "Read a checkpoint written by `CheckpointCallback` (safe loading: tensors and plain values only)"
-    ck = torch.load(path, map_location=map_location, weights_only=True)
-    if ck.get('format') != CKPT_FORMAT: raise ValueError(f"{path} is not a {CKPT_FORMAT} file (format {ck.get('format')!r})")
+    "Read a checkpoint written by `CheckpointCallback` (safe loading: tensors and plain values only); refuse any other file"
+    try: ck = torch.load(path, map_location=map_location, weights_only=True)
+    except FileNotFoundError: raise
+    except Exception as e:   # truncated or foreign bytes fail in pickle, zipfile or torch's own checks, with unhelpful messages
+        raise ValueError(f"{path} is not a checkpoint this library wrote: it does not load ({type(e).__name__}); move it away or choose another --out") from e
+    if not isinstance(ck, dict) or ck.get('format') != CKPT_FORMAT:
+        raise ValueError(f"{path} is not a checkpoint this library wrote (expected format {CKPT_FORMAT!r}, "
+                         f"found {ck.get('format') if isinstance(ck, dict) else type(ck).__name__!r})")
     return ck
 
 # %% ../nbs/02_training.ipynb #1aa68f57
@@ -561,6 +587,19 @@ def quiet_learner(learn:Learner, quiet:bool=True):
     finally: learn.logger = logger
 
 # %% ../nbs/02_training.ipynb #858a56fb
+def check_epochs(ck:dict, # a loaded `last.pth`
+                 n_epochs:int, # the epochs the resumed fit asks for
+                 path:str|Path='last.pth', # where `ck` was read (for the message)
+                ):
+    "Refuse to resume a run with fewer epochs than it has done, or with another length (its schedule would not continue)"
+    done = ck['epoch'] + 1
+    if done > n_epochs:
+        raise ValueError(f"{path}: the run already has {done} epochs and --epochs {n_epochs} asks for fewer "
+                         f"(the run was of {ck['n_epoch']} epochs)")
+    if ck['n_epoch'] != n_epochs:
+        raise ValueError(f"the checkpoint is of a {ck['n_epoch']}-epoch run, this fit has {n_epochs} epochs (--epochs): "
+                         "the learning-rate schedule would not continue where it stopped")
+
 def fit_paper(learn:Learner, # from `capsule_learner`
               n_epochs:int, # 50 for smallNORB, 3 for SST in the paper
               lr_max:float=5e-4, # peak learning rate
@@ -571,6 +610,7 @@ def fit_paper(learn:Learner, # from `capsule_learner`
               monitor:str='capsule_accuracy', # validation value that selects `best.pth`
               show_progress:bool=True, # progress bars; `False`: one plain line per epoch (scripts, CI)
               cbs:list|None=None, # more callbacks for this fit
+              run_settings:dict|None=None, # the run's own settings (seed, batch size, data split...): recorded, and checked on resume
              ) -> Learner:
     "Train `learn` for `n_epochs` with the paper's one-cycle schedule, checkpointing every epoch; `resume=True` continues an interrupted run"
     ckpt_dir = Path(ckpt_dir) if ckpt_dir is not None else Path(learn.path)/learn.model_dir
@@ -580,13 +620,14 @@ def fit_paper(learn:Learner, # from `capsule_learner`
         if (ckpt_dir/'last.pth').exists():
             ck = load_checkpoint(ckpt_dir/'last.pth')
             start = ck['epoch'] + 1
+            check_epochs(ck, n_epochs, ckpt_dir/'last.pth')
             print(f"resuming from {ckpt_dir/'last.pth'}: epoch {ck['epoch']} was the last completed; "
                   f"continuing with epoch {start} (epochs are numbered 0 to {n_epochs - 1})")
         else: print(f"no checkpoint at {ckpt_dir/'last.pth'}: starting at epoch 0")
     if not isinstance(learn, CapsuleLearner) and start:
         raise ValueError(f"resuming needs a CapsuleLearner (from capsule_learner), got {type(learn).__name__}")
     sched = ParamScheduler({'lr': PaperOneCycle(lr_min, lr_max, pct_warmup)})
-    ckpt = CheckpointCallback(ckpt_dir, monitor=monitor, schedule=schedule, resume_from=ck)
+    ckpt = CheckpointCallback(ckpt_dir, monitor=monitor, schedule=schedule, resume_from=ck, run_settings=run_settings)
     loss_func, logger = learn.loss_func, learn.logger
     try:
         with quiet_learner(learn, not show_progress):
@@ -656,6 +697,63 @@ def compile_whole_model(model:nn.Module,
     model.compile(mode=mode)
     return model
 
+# %% ../nbs/02_training.ipynb #89e46cd8
+from .lineage import routing_class
+
+def check_out_folder(out:str|Path, # the folder a run writes (last.pth, best.pth, history.csv, results.json)
+                     resume:bool=False, # whether the command continues the run in it
+                    ) -> Path:
+    "`out` as a Path, refused before any data is read when it is a file, or holds something and `resume` is not set"
+    out = Path(out)
+    if out.exists() and not out.is_dir(): raise FileExistsError(f"--out {out} is an existing file, not a folder: choose another --out")
+    above = next((p for p in out.parents if p.exists()), None)
+    if above is not None and not above.is_dir(): raise FileExistsError(f"--out {out}: {above} is an existing file, not a folder: choose another --out")
+    if not resume and out.is_dir() and any(out.iterdir()):
+        held = sorted(p.name for p in out.iterdir())
+        raise FileExistsError(f"--out {out} holds a run ({', '.join(held[:4])}{', ...' if len(held) > 4 else ''}): "
+                              "pass --resume to continue it, or choose another --out")
+    return out
+
+# %% ../nbs/02_training.ipynb #c695754b
+BAD_INPUT = (ValueError, TypeError, FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError)
+
+def _raised_by_us(e:BaseException) -> bool:
+    "Whether `e` was raised by this package's own code (its innermost frame lies in capsule_routing/)"
+    import capsule_routing
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None: tb = tb.tb_next
+    return tb is not None and Path(capsule_routing.__file__).resolve().parent in Path(tb.tb_frame.f_code.co_filename).resolve().parents
+
+def bad_input_message(e:BaseException) -> str|None:
+    "The one line a command line prints for `e`, or None when `e` is unexpected (a bug: keep its traceback)"
+    if not isinstance(e, BAD_INPUT): return None
+    if not isinstance(e, (FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError)) and not _raised_by_us(e): return None
+    msg = str(e)
+    if msg.startswith('Exception occured in `'): msg = msg.split('\n\t', 1)[-1]   # fastai's callback prefix
+    return ' '.join(msg.split())
+
+@contextmanager
+def cli_errors(active:bool=True, # False: a plain Python call, errors pass unchanged
+              ):
+    "For command lines: bad input as one line `error: ...` (exit 2), Ctrl-C as one line (exit 130); `CAPSULE_ROUTING_DEBUG=1` keeps tracebacks"
+    if not active or os.environ.get('CAPSULE_ROUTING_DEBUG', '').lower() in ('1', 'true', 'yes'): yield; return
+    try: yield
+    except KeyboardInterrupt as e:
+        hint = getattr(e, 'cli_hint', None)
+        print('interrupted' + (f'; {hint}' if hint else ''), file=sys.stderr, flush=True)
+        raise SystemExit(130) from None
+    except BAD_INPUT as e:
+        msg = bad_input_message(e)
+        if msg is None: raise
+        print(f'error: {msg}', file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
+
+def running_as_command() -> bool:
+    "Whether a `call_parse` command line (`python -m capsule_routing.vision ...`) is running, rather than a Python call"
+    try: from fastcore.script import _cli_func   # the function `call_parse` runs from the command line, while it runs
+    except ImportError: return False
+    return bool(_cli_func.get())
+
 # %% ../nbs/02_training.ipynb #013a80df
 def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls, test_dl or None)`
                model_fn:Callable, # `model_fn(dls)` -> model returning `(a_out, mu_out, sig2_out)`
@@ -676,37 +774,53 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                optimizer:str='paper_radam', # 'paper_radam' (fastai's RAdam) or 'foreach_radam' (PyTorch's multi-tensor RAdam: the same update, fewer kernels)
                loss:str='cross_entropy', # 'cross_entropy' (the paper's), 'spread' (Hinton et al.'s, for EM routing) or 'margin' (Sabour et al.'s, for dynamic routing)
                settings:dict|None=None, # the data module's own settings (model size, augmentation, split), recorded in results.json
+               run_files:dict|None=None, # `{name: text}` the data module records in `out` once `out` is checked (SST's targets.json)
               ) -> dict:
     "Train with the paper's regime, checkpointing to `out`, then evaluate the best-by-validation model once on the test set"
-    # refused before any data is read (smallNORB's files take a while)
-    check_positive_ints(epochs=epochs, bs=bs)
-    if not 0 < lr_min <= lr_max: raise ValueError(f"learning rates must satisfy 0 < lr_min <= lr_max, received lr_min={lr_min}, lr_max={lr_max}")
-    if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
-    check_loss_name(loss)
-    if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
-    out = Path(out)
-    set_seed(seed, reproducible=True)
-    device = torch.device('cpu') if cpu else default_device()
-    if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
-    dls, test_dl = dls_fn(Path(data), bs=bs, device=device)
-    model = model_fn(dls)
-    if compile_model: compile_whole_model(model, mode=compile_mode)
-    learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], 'loss_func': LOSSES[loss](), **(learner_kwargs or {})}
-    learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
-    print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
-    t0 = time.time()
-    fit_paper(learn, epochs, lr_max=lr_max, lr_min=lr_min, ckpt_dir=out, resume=resume, monitor=monitor,
-              show_progress=not quiet)
-    with quiet_learner(learn, quiet):
-        test = evaluate_checkpoint(learn, test_dl, out/'best.pth') if test_dl is not None else None
-    results = {'epochs': epochs, 'bs': bs, 'lr_max': lr_max, 'lr_min': lr_min, 'seed': seed, 'device': str(device), 'compile_model': compile_model,
-               'compile_mode': compile_mode, 'optimizer': optimizer, 'loss': loss, **({'settings': settings} if settings else {}),
-               'n_parameters': sum(p.numel() for p in model.parameters()), 'train_seconds_this_process': time.time() - t0,
-               'epoch_seconds': learn.epoch_seconds,
-               'best_valid': learn.best_valid, 'test': test}
-    (out/'results.json').write_text(json.dumps(results, indent=2))
-    print(json.dumps(results, indent=2))
-    return results
+    with cli_errors(running_as_command()):   # from a command line: bad input in one line, Ctrl-C in one line
+        # refused before any data is read (smallNORB's files take a while)
+        check_positive_ints(epochs=epochs, bs=bs)
+        if not 0 < lr_min <= lr_max: raise ValueError(f"learning rates must satisfy 0 < lr_min <= lr_max, received lr_min={lr_min}, lr_max={lr_max}")
+        if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
+        check_loss_name(loss)
+        if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
+        if settings and 'routing' in settings: routing_class(settings['routing'])   # a typo, before the data are read
+        out = check_out_folder(out, resume)
+        run = {'seed': seed, 'bs': bs, **(settings or {})}   # what a resumed run must keep
+        if resume and (out/'last.pth').exists():   # fit_paper checks the rest (schedule, model, loss) once the model exists
+            ck = load_checkpoint(out/'last.pth')
+            check_run_settings(ck.get('run'), run); check_epochs(ck, epochs, out/'last.pth'); del ck
+        for name, text in (run_files or {}).items(): out.mkdir(parents=True, exist_ok=True); (out/name).write_text(text)
+        set_seed(seed, reproducible=True)
+        device = torch.device('cpu') if cpu else default_device()
+        if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
+        dls, test_dl = dls_fn(Path(data), bs=bs, device=device)
+        if len(dls.valid.dataset if hasattr(dls.valid, 'dataset') else dls.valid) == 0:
+            raise ValueError("the validation set is empty: it selects best.pth; give the data's validation split "
+                             "(e.g. --n_valid_per_class, --n_valid_per_category) at least 1")
+        model = model_fn(dls)
+        if compile_model: compile_whole_model(model, mode=compile_mode)
+        learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], 'loss_func': LOSSES[loss](), **(learner_kwargs or {})}
+        learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
+        print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
+        t0 = time.time()
+        try:
+            fit_paper(learn, epochs, lr_max=lr_max, lr_min=lr_min, ckpt_dir=out, resume=resume, monitor=monitor,
+                      show_progress=not quiet, run_settings=run)
+        except KeyboardInterrupt as e:   # what the command line tells its user (`cli_errors`)
+            e.cli_hint = (f"the last completed epoch is saved in {out/'last.pth'}: resume with the same command and --resume"
+                          if (out/'last.pth').exists() else f"no epoch completed, nothing saved in {out}")
+            raise
+        with quiet_learner(learn, quiet):
+            test = evaluate_checkpoint(learn, test_dl, out/'best.pth') if test_dl is not None else None
+        results = {'epochs': epochs, 'bs': bs, 'lr_max': lr_max, 'lr_min': lr_min, 'seed': seed, 'device': str(device), 'compile_model': compile_model,
+                   'compile_mode': compile_mode, 'optimizer': optimizer, 'loss': loss, **({'settings': settings} if settings else {}),
+                   'n_parameters': sum(p.numel() for p in model.parameters()), 'train_seconds_this_process': time.time() - t0,
+                   'epoch_seconds': learn.epoch_seconds,
+                   'best_valid': learn.best_valid, 'test': test}
+        (out/'results.json').write_text(json.dumps(results, indent=2))
+        print(json.dumps(results, indent=2))
+        return results
 
 # %% ../nbs/02_training.ipynb #994e21dc
 def _synthetic_dls_fn(data, bs=20, device=None):

@@ -15,15 +15,16 @@ from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
 from torch.utils.data import TensorDataset
 from .core import default_device, open_maybe_gzip
+from .lineage import routing_class
 from .downloads import check_checksum, download_file, sha256sum
 from .smallnorb import SmallNORBCapsNet, conv_output_size, holdout_instances, load_smallnorb
 
 # %% auto #0
 __all__ = ['IDX_TYPES', 'FASHION_MNIST_CLASSES', 'FASHION_MNIST_FILES', 'FASHION_MNIST_URL', 'FASHION_MNIST_CHECKSUMS',
            'idx_header', 'write_idx', 'read_idx', 'verify_sha256sums', 'FashionMNIST', 'load_fashion_mnist',
-           'download_fashion_mnist', 'show_images', 'stratified_split', 'TensorBatchDL', 'uint8_to_unit',
-           'tensor_dataloaders', 'fashion_mnist_dataloaders', 'smallnorb_dataloaders', 'fashion_mnist_capsnet',
-           'fashion_mnist_main']
+           'download_fashion_mnist', 'show_images', 'check_valid_count', 'stratified_split', 'TensorBatchDL',
+           'uint8_to_unit', 'tensor_dataloaders', 'fashion_mnist_dataloaders', 'smallnorb_dataloaders',
+           'fashion_mnist_capsnet', 'fashion_mnist_main']
 
 # %% ../nbs/03a_fashion_mnist.ipynb #a3a2fec6
 IDX_TYPES = {0x08: np.dtype('u1'), 0x09: np.dtype('i1'), 0x0B: np.dtype('>i2'),
@@ -149,11 +150,21 @@ def show_images(images:np.ndarray, # [N, H, W] uint8
     return fig
 
 # %% ../nbs/03a_fashion_mnist.ipynb #76af9f0f
+def check_valid_count(n:int, # the validation share the user asked for
+                      option:str, # the option's name, e.g. 'n_valid_per_class'
+                      what:str='images of each class', # what is counted
+                     ):
+    "Refuse an empty (or negative) validation split before any data is read: the validation set selects `best.pth`"
+    if not (isinstance(n, int) and n >= 1):
+        raise ValueError(f"{option} (--{option}) must be at least 1: validation {what} select the saved best.pth "
+                         f"(with none, training would end without one); received {n!r}")
+
 def stratified_split(labels:np.ndarray, # [N] class labels
                      n_valid_per_class:int=500, # validation images of each class
                      seed:int=0,
                     ) -> tuple[np.ndarray, np.ndarray]:
     "Indices (train, valid): `n_valid_per_class` random images of each class for validation, the rest for training"
+    check_valid_count(n_valid_per_class, 'n_valid_per_class')
     labels, rng = np.asarray(labels), np.random.default_rng(seed)
     valid = []
     for c in np.unique(labels):
@@ -196,6 +207,7 @@ def fashion_mnist_dataloaders(data, # folder with the Fashion-MNIST IDX files
                               seed:int=0, # of the validation split
                              ) -> tuple[DataLoaders, DataLoader]:
     "(DataLoaders of training and validation batches, test DataLoader) of Fashion-MNIST"
+    check_valid_count(n_valid_per_class, 'n_valid_per_class')   # before the files are read
     ds, device = load_fashion_mnist(data), torch.device(device) if device is not None else default_device()
     train_idx, valid_idx = stratified_split(ds.train_labels, n_valid_per_class, seed)
     x = torch.from_numpy(ds.train_images)[:, None]  # [60000, 1, 28, 28]
@@ -213,6 +225,7 @@ def smallnorb_dataloaders(data, # folder with the smallNORB files (see `capsule_
                           seed:int=0, # of the held-out toys
                          ) -> tuple[DataLoaders, DataLoader]:
     "(DataLoaders of training and validation batches, test DataLoader) of smallNORB"
+    check_valid_count(n_valid_per_category, 'n_valid_per_category', 'toys of each category')   # before the files are read
     device = torch.device(device) if device is not None else default_device()
     data_device = device if device.type == 'cuda' else None
     train, test = load_smallnorb(data, 'train'), load_smallnorb(data, 'test')
@@ -257,8 +270,10 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
                        download:bool=False, # first fetch the four files into `data` (`download_fashion_mnist`; files already there are verified)
                       ) -> dict:
     "Train and evaluate the 28x28 capsule network on Fashion-MNIST with the paper's regime"
-    from capsule_routing.training import train_main
-    if download: download_fashion_mnist(data)
+    from capsule_routing.training import train_main, cli_errors, running_as_command, check_out_folder
+    with cli_errors(running_as_command()):   # from the command line: bad input in one line (`cli_errors`)
+        check_valid_count(n_valid_per_class, 'n_valid_per_class'); routing_class(routing); check_out_folder(out, resume)   # before any download
+        if download: download_fashion_mnist(data)
     dls_fn = lambda data, bs, device: fashion_mnist_dataloaders(data, bs, device, n_valid_per_class=n_valid_per_class, seed=seed)
     return train_main(dls_fn, lambda dls: fashion_mnist_capsnet(n_iters=n_iters, n_parts=n_parts, width=width, routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max,
                       lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
