@@ -419,7 +419,7 @@ def implicit_moments(
     W:torch.Tensor,        # [n_out, d_inp, d_out]
     eps:float=1e-5,
 ) -> tuple: # S0 [..., n_out] = sum_i D_use_ij, mu_out and sig2_out [..., n_out, d_cov, d_out]
-    "Eqs. 3, 5 and 6 with no vote formed: the use-weighted sums of the features, then each output's mean and variance"
+    "Eq. 3 and the M-step's mean and variance (Algorithm 1) with no vote formed: the use-weighted sums of the features, then each output's mean and variance"
     (c, h), d = V_center.shape[-2:], W.shape[1]
     S = R.transpose(-1, -2) @ data                                                 # [..., j, F + 1]: sum_i D_use_ij (features, 1)
     S2 = S[..., :c*d*d].unflatten(-1, (c, d, d))                                   # [..., j, c, d, d]
