@@ -130,7 +130,7 @@ def sst_folder(folder:str|Path) -> Path:
     for cand in (folder, folder/'trees'):
         if all((cand/f'{s}.txt').exists() for s in SST_SPLITS): return cand
     raise FileNotFoundError(f"no train.txt, dev.txt and test.txt in {folder} or {folder/'trees'} "
-                            f"(download_sst(folder) fetches them)")
+                            f"(download_sst(folder), or --download on the command line, fetches them)")
 
 def sst_trees(folder:str|Path) -> dict[str, list[Tree]]:
     "`{'train', 'dev', 'test'}` -> the trees of that file"
@@ -219,10 +219,12 @@ class SSTCapsNet(nn.Module):
                  n_iters:int=3, # routing iterations
                  routing:str='heinsen', # the algorithm of both routings (`ROUTINGS`): 'heinsen' (the paper's), 'dynamic', 'em', 'inverted'
                  d_pose:int=2, # columns of every routed capsule (the paper: 1 x 2)
+                 part_init:str='kaiming', # the part detector's Linear: 'kaiming' (the paper, §4.2: Kaiming normal, zero bias) or 'torch' (PyTorch's default)
                 ):
         super().__init__()
         if architecture not in ('paper', 'released'):
             raise ValueError(f"architecture must be 'paper' or 'released', received {architecture!r}")
+        if part_init not in ('kaiming', 'torch'): raise ValueError(f"part_init must be 'kaiming' (the paper's) or 'torch', received {part_init!r}")
         check_positive_ints(n_layers=n_layers, d_emb=d_emb, n_classes=n_classes, d_parts=d_parts, n_parts=n_parts, d_pose=d_pose)
         RoutingLayer = routing_class(routing)                              # Heinsen's `Routing` unless told otherwise
         self.n_layers, self.d_emb, self.n_classes, self.architecture, self.routing = n_layers, d_emb, n_classes, architecture, routing
@@ -231,6 +233,9 @@ class SSTCapsNet(nn.Module):
             self.detect_parts = nn.Sequential(nn.LayerNorm(d_emb), nn.Linear(d_emb, d_parts), nn.SiLU())
         else:
             self.detect_parts = nn.Sequential(nn.Linear(d_emb, d_parts), nn.SiLU(), nn.LayerNorm(d_parts))
+        if part_init == 'kaiming':   # the affine map as the paper initializes it (its code: kaiming_normal_, zero bias)
+            affine = next(m for m in self.detect_parts if isinstance(m, nn.Linear))
+            nn.init.kaiming_normal_(affine.weight); nn.init.zeros_(affine.bias)
         self.routings = nn.ModuleList([
             RoutingLayer(d_cov=1, d_inp=d_parts, d_out=d_pose, n_inp=-1, n_out=n_parts, n_iters=n_iters),
             RoutingLayer(d_cov=1, d_inp=d_pose, d_out=d_pose, n_inp=n_parts, n_out=n_classes, n_iters=n_iters)])
@@ -333,11 +338,12 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
     dls.c, dls.vocab = n_classes(task), list(SST5_LABELS if task == 'sst5' else SST2_LABELS)
     return dls, dl('test', False)
 
-def sst_model(dls:DataLoaders, architecture:str='paper', n_iters:int=3, d_parts:int=64, n_parts:int=64, routing:str='heinsen', d_pose:int=2) -> SSTCapsNet:
+def sst_model(dls:DataLoaders, architecture:str='paper', n_iters:int=3, d_parts:int=64, n_parts:int=64, routing:str='heinsen', d_pose:int=2,
+              part_init:str='kaiming') -> SSTCapsNet:
     "An `SSTCapsNet` shaped for the embeddings and task of `dls` (from `sst_dataloaders`)"
     cache = dls.train.dataset.cache
     return SSTCapsNet(cache.n_layers, cache.d_emb, dls.c, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts,
-                      routing=routing, d_pose=d_pose)
+                      routing=routing, d_pose=d_pose, part_init=part_init)
 
 # %% ../nbs/04_sst.ipynb #a9d9c4f4
 def distill_targets(labels, # [N] classes of the task
@@ -492,6 +498,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
               n_parts:int=64, # capsules of the first routing's output (the paper: 64)
               routing:str='heinsen', # the routing algorithm (`ROUTINGS`): 'heinsen' (the paper's), 'dynamic', 'em', 'inverted'
               d_pose:int=2, # columns of every routed capsule (the paper: 1 x 2)
+              part_init:str='kaiming', # the part detector's initialization: 'kaiming' (the paper's) or 'torch' (PyTorch's default: every run before 2026-11-25)
               bs:int=20, # batch size (the paper: 20)
               lr_max:float=5e-4, # peak learning rate
               lr_min:float=1e-5, # first and last learning rate
@@ -507,7 +514,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     "Train the paper's SST model on cached hidden states of `transformer`; select by dev accuracy, test once; write results.json"
     # the model's own checks, on a one-dimensional model of the same settings, before hours of embedding can start
     SSTCapsNet(n_layers=1, d_emb=1, n_classes=n_classes(task), architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts,
-               routing=routing, d_pose=d_pose)
+               routing=routing, d_pose=d_pose, part_init=part_init)
     if not mixup >= 0: raise ValueError(f"mixup is the alpha of Beta(alpha, alpha), >= 0 (0: no MixUp), received {mixup}")
     if ema: WeightAverage(ema)   # refuses a decay outside (0, 1) here, not after the data are read
     check_loss_name(loss)
@@ -527,14 +534,14 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     dls_fn = partial(sst_dataloaders, task=task, transformer=transformer, cache_dir=cache_dir, train=train,
                      num_workers=num_workers, progress=not quiet, teacher=teacher, distill=distill)
     res = train_main(dls_fn, partial(sst_model, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts,
-                                          routing=routing, d_pose=d_pose), data=data, epochs=epochs, bs=bs,
+                                          routing=routing, d_pose=d_pose, part_init=part_init), data=data, epochs=epochs, bs=bs,
                      lr_max=lr_max, lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
                      learner_kwargs=dict(mixup=mixup, ema=ema), loss=loss, run_files={'targets.json': json.dumps(targets)},
                      settings=dict(task=task, train=train, architecture=architecture, n_iters=n_iters, d_parts=d_parts,
-                                   n_parts=n_parts, routing=routing, d_pose=d_pose, mixup=mixup, ema=ema))
+                                   n_parts=n_parts, routing=routing, d_pose=d_pose, part_init=part_init, mixup=mixup, ema=ema))
     history = (Path(out)/'history.csv').read_text().splitlines()
     res.update(task=task, transformer=str(transformer), train=train, architecture=architecture, n_iters=n_iters,
-               d_parts=d_parts, n_parts=n_parts, routing=routing, d_pose=d_pose, mixup=mixup, ema=ema, distill=distill, data=str(data),
+               d_parts=d_parts, n_parts=n_parts, routing=routing, d_pose=d_pose, part_init=part_init, mixup=mixup, ema=ema, distill=distill, data=str(data),
                **(dict(teacher=str(teacher), teachers=teacher_names(teacher), teacher_sha256=targets['teacher_sha256']) if teacher else {}),
                dev_accuracy_by_epoch=[float(row.split(',')[3]) for row in history[1:]],
                wall_seconds=round(time.time() - t0, 1), torch_threads=torch.get_num_threads())

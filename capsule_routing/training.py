@@ -750,9 +750,9 @@ def cli_errors(active:bool=True, # False: a plain Python call, errors pass uncha
 
 def running_as_command() -> bool:
     "Whether a `call_parse` command line (`python -m capsule_routing.vision ...`) is running, rather than a Python call"
-    try: from fastcore.script import _cli_func   # the function `call_parse` runs from the command line, while it runs
-    except ImportError: return False
-    return bool(_cli_func.get())
+    try: from fastcore.script import is_cli   # true while `call_parse` runs a function from the command line
+    except ImportError: return False           # an older fastcore: errors keep their tracebacks
+    return is_cli()
 
 # %% ../nbs/02_training.ipynb #013a80df
 def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls, test_dl or None)`

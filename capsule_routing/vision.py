@@ -100,7 +100,7 @@ def load_fashion_mnist(folder, # holding the four IDX .gz files (and optionally 
     "Read the Fashion-MNIST IDX files, verified against the folder's SHA256SUMS"
     folder = Path(folder)
     missing = [n for n in FASHION_MNIST_FILES.values() if not (folder/n).exists()]
-    if missing: raise FileNotFoundError(f"{folder} lacks {missing}; download_fashion_mnist({str(folder)!r}) fetches them")
+    if missing: raise FileNotFoundError(f"{folder} lacks {missing}; download_fashion_mnist({str(folder)!r}), or --download on the command line, fetches them")
     if verify and (folder/'SHA256SUMS').exists(): verify_sha256sums(folder, list(FASHION_MNIST_FILES.values()))
     arrays = {k: read_idx(folder/n) for k, n in FASHION_MNIST_FILES.items()}
     for split in ('train', 'test'):
