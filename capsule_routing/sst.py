@@ -17,10 +17,11 @@ from .downloads import download_file, sha256sum
 # %% auto #0
 __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAMES', 'SST_URL', 'SST_ZIP', 'SST_ZIP_MD5',
            'EMBED_DTYPES', 'SST_CLI_HELP', 'unescape_ptb', 'Tree', 'TreeFormatError', 'parse_tree', 'read_trees',
-           'unique_phrases', 'root_sentences', 'sst_folder', 'sst_trees', 'load_sst', 'task_subset', 'n_classes',
-           'download_sst', 'check_mask', 'SSTCapsNet', 'rel_err', 'sst_caches', 'sst_dataloaders', 'sst_model',
-           'distill_targets', 'save_teacher', 'load_teacher', 'teacher_names', 'check_distill', 'logistic_baseline',
-           'sst_baseline', 'check_embed_args', 'sst_embed', 'train_sst', 'sst_cli']
+           'unique_phrases', 'root_sentences', 'sst_folder', 'sst_trees', 'check_train_texts', 'load_sst',
+           'task_subset', 'n_classes', 'download_sst', 'check_mask', 'SSTCapsNet', 'rel_err', 'sst_caches',
+           'sst_dataloaders', 'sst_model', 'distill_targets', 'save_teacher', 'load_teacher', 'teacher_names',
+           'check_distill', 'logistic_baseline', 'sst_baseline', 'check_embed_args', 'sst_embed', 'train_sst',
+           'sst_cli']
 
 # %% ../nbs/04_sst.ipynb #fe8f741c
 PTB_UNESCAPE = {'-LRB-': '(', '-RRB-': ')', '-LSB-': '[', '-RSB-': ']', '-LCB-': '{', '-RCB-': '}',
@@ -137,11 +138,15 @@ def sst_trees(folder:str|Path) -> dict[str, list[Tree]]:
     folder = sst_folder(folder)
     return {s: read_trees(folder/f'{s}.txt') for s in SST_SPLITS}
 
+def check_train_texts(train:str): # 'phrases' or 'roots'
+    "Refuse training texts other than 'phrases' (every unique phrase of the train trees) and 'roots' (its sentences)"
+    if train not in ('phrases', 'roots'): raise ValueError(f"train (--train) must be 'phrases' or 'roots'; received {train!r}")
+
 def load_sst(folder:str|Path, # folder of the three tree files (or its parent, holding `trees/`)
              train:str='phrases', # 'phrases': every unique phrase of the train trees (the paper); 'roots': sentences
             ) -> dict[str, tuple[list[str], list[int]]]:
     "SST-5 `{'train', 'dev', 'test'}` -> `(texts, labels 0-4)`; dev and test are root sentences"
-    if train not in ('phrases', 'roots'): raise ValueError(f"train must be 'phrases' or 'roots', received {train!r}")
+    check_train_texts(train)
     trees = sst_trees(folder)
     res = {s: root_sentences(trees[s]) for s in SST_SPLITS}
     if train == 'phrases': res['train'] = unique_phrases(trees['train'])
@@ -451,7 +456,7 @@ def check_embed_args(transformer:str, splits:str, dtype:str='float32', max_token
         raise ValueError(f"--splits must be a comma-separated list of {', '.join(SST_SPLITS)}; received {splits!r}")
     if dtype not in EMBED_DTYPES: raise ValueError(f"--dtype must be one of {', '.join(EMBED_DTYPES)}; received {dtype!r}")
     if not (isinstance(max_tokens, int) and max_tokens >= 1): raise ValueError(f"--max_tokens must be a positive int; received {max_tokens!r}")
-    if train not in ('phrases', 'roots'): raise ValueError(f"--train must be 'phrases' or 'roots'; received {train!r}")
+    check_train_texts(train)
     check_transformer(transformer)
     return split_list
 
@@ -522,7 +527,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     check_distill(teacher, distill)
     check_positive_ints(epochs=epochs, bs=bs)
     if not (isinstance(num_workers, int) and num_workers >= 0): raise ValueError(f"--num_workers must be 0 or more; received {num_workers!r}")
-    if train not in ('phrases', 'roots'): raise ValueError(f"--train must be 'phrases' or 'roots'; received {train!r}")
+    check_train_texts(train)
     check_transformer(transformer)
     check_out_folder(out, resume)   # train_main checks it again; here before targets.json is read or written
     targets = dict(teacher_sha256=sha256sum(teacher) if teacher else None, distill=distill)
