@@ -200,8 +200,9 @@ class Page:
         rel = f'{self.stem}_files/fig-{self.n_figs}.{ext}'
         dest = self.site.out/rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        if ext == 'svg': dest.write_text(text_of(data), encoding='utf-8')
-        else: dest.write_bytes(base64.b64decode(text_of(data)))
+        raw = None if ext == 'svg' else base64.b64decode(text_of(data))
+        if raw is None: dest.write_text(text_of(data), encoding='utf-8')
+        else: dest.write_bytes(raw)
         width = (meta or {}).get('width')
         size = f' width="{int(width)}"' if width else ''
         cap = f'<figcaption>{html.escape(caption)}</figcaption>' if caption else ''
@@ -209,7 +210,7 @@ class Page:
         alt = f'{alt} (figure {self.n_figs})'
         try:
             from PIL import Image
-            px = Image.open(io.BytesIO(dest.read_bytes())).size[0] if ext != 'svg' else None
+            px = Image.open(io.BytesIO(raw)).size[0] if raw is not None else None
         except Exception: px = None
         title = f'Open at full size ({px} px wide)' if px else 'Open at full size'
         return (f'<figure><a class="zoom" href="{rel}" title="{title}" target="_blank">'
