@@ -4,13 +4,13 @@
 
 # %% ../nbs/00_core.ipynb #21c3772b
 from __future__ import annotations
-import gzip, os
+import gzip, os, warnings
 from pathlib import Path
 import torch
 
 # %% auto #0
 __all__ = ['project_root', 'shared_dir', 'shared_required', 'shared_file', 'open_maybe_gzip', 'default_device',
-           'check_positive_ints']
+           'check_positive_ints', 'import_fastai_quietly']
 
 # %% ../nbs/00_core.ipynb #e0048397
 def project_root(start:Path|None=None) -> Path|None:
@@ -60,3 +60,10 @@ def check_positive_ints(**values):
     "Raise `ValueError` naming the first of `values` that is not an int of at least 1"
     for name, value in values.items():
         if not (isinstance(value, int) and value >= 1): raise ValueError(f"{name} must be a positive int; received {value!r}")
+
+# %% ../nbs/00_core.ipynb #563f37ee
+def import_fastai_quietly():
+    "Import fastai's core, hiding the `torch.jit.script` deprecation that its own import raises (filters restored after)"
+    with warnings.catch_warnings():
+        warnings.filterwarnings('ignore', message=r'`torch\.jit\.script` is deprecated', category=FutureWarning)
+        import fastai.torch_basics

@@ -451,6 +451,8 @@ def pad_collate(items, # `(embs [n_i, L, D], label)` pairs
     return mask, embs, (torch.stack(labels) if torch.is_tensor(labels[0]) else torch.tensor(labels))
 
 # %% ../nbs/04a_embeddings.ipynb #1fbbefe7
+from .core import import_fastai_quietly
+import_fastai_quietly()   # fastai's own import raises a deprecation notice; see `core.import_fastai_quietly`
 from fastai.data.load import DataLoader
 
 class EmbeddingsDL(DataLoader):

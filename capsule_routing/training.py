@@ -15,6 +15,8 @@ import torch.nn.functional as F
 from fastcore.basics import store_attr
 from fastcore.meta import delegates
 from fastcore.script import call_parse
+from .core import import_fastai_quietly
+import_fastai_quietly()   # fastai's own import raises a deprecation notice; see `core.import_fastai_quietly`
 from fastai.callback.core import Callback, CancelEpochException
 from fastai.callback.mixup import MixUp
 from fastai.callback.schedule import ParamScheduler

@@ -11,6 +11,8 @@ import numpy as np
 import torch
 from fastcore.basics import chunked
 from fastcore.script import call_parse
+from .core import import_fastai_quietly
+import_fastai_quietly()   # fastai's own import raises a deprecation notice; see `core.import_fastai_quietly`
 from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
 from torch.utils.data import TensorDataset
