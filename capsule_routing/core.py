@@ -4,12 +4,12 @@
 
 # %% ../nbs/00_core.ipynb #21c3772b
 from __future__ import annotations
-import gzip, os, warnings
+import gzip, numbers, os, warnings
 from pathlib import Path
 import torch
 
 # %% auto #0
-__all__ = ['project_root', 'shared_dir', 'shared_required', 'shared_file', 'open_maybe_gzip', 'default_device',
+__all__ = ['project_root', 'shared_dir', 'shared_required', 'shared_file', 'open_maybe_gzip', 'default_device', 'is_int',
            'check_positive_ints', 'import_fastai_quietly']
 
 # %% ../nbs/00_core.ipynb #e0048397
@@ -56,12 +56,16 @@ def default_device() -> torch.device:
     return torch.device('cuda' if torch.cuda.is_available() else 'cpu')
 
 # %% ../nbs/00_core.ipynb #07737f8b
+def is_int(value) -> bool:
+    "Whether `value` is an integer (Python's or NumPy's), and not a bool, which Python counts as one"
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
 def check_positive_ints(**values):
     "Raise `ValueError` naming the first of `values` that is not an int of at least 1"
     for name, value in values.items():
-        if not (isinstance(value, int) and value >= 1): raise ValueError(f"{name} must be a positive int; received {value!r}")
+        if not (is_int(value) and value >= 1): raise ValueError(f"{name} must be a positive int; received {value!r}")
 
-# %% ../nbs/00_core.ipynb #563f37ee
+# %% ../nbs/00_core.ipynb #d0c384b7
 def import_fastai_quietly():
     "Import fastai's core, hiding the `torch.jit.script` deprecation that its own import raises (filters restored after)"
     with warnings.catch_warnings():

@@ -4,17 +4,17 @@
 
 # %% ../nbs/01_routing.ipynb #94dfa4a9
 from __future__ import annotations
-import functools, torch, torch.nn as nn, torch.nn.functional as F
+import functools, math, torch, torch.nn as nn, torch.nn.functional as F
 from typing import Callable
-from .core import check_positive_ints
+from .core import check_positive_ints, is_int
 
 # %% auto #0
 __all__ = ['INPUT_BLOCK', 'compute_votes', 'symmetry_breaking_bias', 'log_densities', 'e_step', 'd_step', 'm_step',
            'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace', 'first_order_only', 'SqDistance',
            'UseWeightedMoments', 'VotesGrad', 'Routing', 'votes_in_one_product', 'SharedVotes',
            'implicit_vote_features', 'vote_column_products', 'implicit_e_step', 'implicit_moments',
-           'route_with_implicit_votes', 'uses_implicit_votes', 'forms_votes', 'forward', 'trace',
-           'compute_votes_unrolled', 'compiled_equations', 'routing_from_golden_config']
+           'route_with_implicit_votes', 'route_with_implicit_votes_in_float64', 'uses_implicit_votes', 'forms_votes',
+           'forward', 'trace', 'compute_votes_unrolled', 'compiled_equations', 'routing_from_golden_config']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -30,7 +30,7 @@ def symmetry_breaking_bias(
     B_brk:torch.Tensor, # [1, d_cov, d_out]
     n_out:int,          # number of outputs wanted at this call
 ) -> torch.Tensor:      # [n_out, d_cov, d_out]
-    "$B^{brk}_{ch} \\, t_j$ with $t = \\mathrm{linspace}(-1, 1, n_{out})$: tells apart outputs that share all other parameters"
+    "$B^{brk}_{ch} \\, t_j$ with $t = \\mathrm{linspace}(-1, 1, n_{out})$: moves apart the poses of outputs that share all other parameters"
     t = torch.linspace(-1, 1, n_out, dtype=B_brk.dtype, device=B_brk.device)
     return B_brk * t[:, None, None]
 
@@ -125,7 +125,7 @@ def sum_over_inputs(x:torch.Tensor, block:int) -> torch.Tensor:
 # %% ../nbs/01_routing.ipynb #24dc83e6
 class Workspace:
     "Vote-sized scratch and the votes' gradient, shared by every step of one routing call"
-    def __init__(self): self.buf, self.grad, self.users, self.returns_grad = None, None, 0, False
+    def __init__(self): self.buf, self.grad, self.grad_pass, self.users, self.returns_grad = None, None, None, 0, False
     def get(self, like):
         if self.buf is None or self.buf.shape != like.shape or self.buf.dtype != like.dtype: self.buf = torch.empty_like(like)
         return self.buf
@@ -133,12 +133,14 @@ class Workspace:
         return torch.ops.aten.mse_loss.out(V, mu[:, :, None].expand_as(V), 0, out=self.get(V))
     def dev(self, V, mu): return torch.sub(V, mu[:, :, None], out=self.get(V))
     def add_grad(self, x, y):
-        "The votes' gradient += x * y (y broadcast)"
-        if self.grad is None: self.grad = torch.mul(x, y)
+        "The votes' gradient += x * y (y broadcast), summed within one backward pass"
+        this_pass = torch._C._current_graph_task_id()
+        if self.grad is None or self.grad_pass != this_pass: self.grad, self.grad_pass = torch.mul(x, y), this_pass
         else: self.grad.addcmul_(x, y)
     def take_grad(self, g):
-        "The votes' gradient summed over its users (plus `g`, any gradient autograd brought), released from the workspace"
-        grad, self.grad = self.grad, None
+        "The votes' gradient summed over its users in this backward pass (plus `g`, any gradient autograd brought), released from the workspace"
+        grad = self.grad if self.grad_pass == torch._C._current_graph_task_id() else None
+        self.grad = None
         if g is not None: grad = g if grad is None else grad.add_(g)
         return grad
     def hand_back_grad(self, ctx):
@@ -241,19 +243,24 @@ class Routing(nn.Module):
         super().__init__()
         check_positive_ints(d_cov=d_cov, d_inp=d_inp, d_out=d_out, n_iters=n_iters)
         for name, value in dict(n_inp=n_inp, n_out=n_out).items():
-            if not (isinstance(value, int) and (value >= 1 or value == -1)): raise ValueError(f"{name} must be a positive int or -1 (variable); received {value!r}")
+            if not (is_int(value) and (value >= 1 or value == -1)): raise ValueError(f"{name} must be a positive int or -1 (variable); received {value!r}")
         if p_model not in ('gaussian', 'skm'): raise ValueError(f"p_model must be 'gaussian' or 'skm'; received {p_model!r}")
+        if not (isinstance(eps, (int, float)) and not isinstance(eps, bool) and math.isfinite(eps) and eps > 0):
+            raise ValueError(f"eps must be a finite number above 0 (it keeps means and variances finite); received {eps!r}")
         self.d_cov, self.d_inp, self.d_out, self.n_inp, self.n_out = d_cov, d_inp, d_out, n_inp, n_out
         self.n_iters, self.single_beta, self.p_model, self.eps = n_iters, single_beta, p_model, eps
         one_i, one_j = max(n_inp, 1), max(n_out, 1)
         self.W = nn.Parameter(torch.randn(one_i, one_j, d_inp, d_out) / d_inp)
         self.B = nn.Parameter(torch.zeros(one_i, one_j, d_cov, d_out))
-        if n_out == -1: self.B_brk = nn.Parameter(torch.randn(1, d_cov, d_out) / d_inp)
+        if n_out == -1: self.B_brk = nn.Parameter(torch.zeros(1, d_cov, d_out))
         self.beta_use = nn.Parameter(torch.zeros(one_i, one_j))
         if not single_beta: self.beta_ign = nn.Parameter(torch.zeros(one_i, one_j))
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
         for name in ('CONST_one', 'CONST_R_init'): state_dict.pop(prefix + name, None)   # constants the paper's code kept as buffers
+        use, ign = state_dict.get(prefix + 'beta_use'), state_dict.get(prefix + 'beta_ign')
+        if self.single_beta and ign is not None and use is not None and torch.equal(use, ign):
+            del state_dict[prefix + 'beta_ign']   # the paper's code saves its single beta under both names
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def extra_repr(self):
@@ -275,22 +282,23 @@ def _check_inputs(self:Routing, a_inp, mu_inp, n_out):
         raise ValueError(f"this layer routes n_inp={self.n_inp} inputs, a_inp [..., {self.n_inp}]; received a_inp {tuple(a_inp.shape)}")
     if self.n_out != -1 and n_out is not None:
         raise ValueError(f"this layer has a fixed n_out={self.n_out}: call it without n_out (received n_out={n_out})")
-    if self.n_out == -1 and not (isinstance(n_out, int) and n_out >= 1):
+    if self.n_out == -1 and not (is_int(n_out) and n_out >= 1):
         raise ValueError(f"this layer's number of outputs is variable: pass n_out=<positive int> (received n_out={n_out!r})")
-    if not (a_inp.is_floating_point() and a_inp.dtype == mu_inp.dtype == self.W.dtype):
+    half = next((t.dtype for t in (self.W, a_inp, mu_inp) if t.dtype in (torch.float16, torch.bfloat16)), None)
+    if half is None and not (a_inp.is_floating_point() and a_inp.dtype == mu_inp.dtype == self.W.dtype):
         raise TypeError(f"a_inp, mu_inp and the layer's parameters must share one floating dtype; "
                         f"received {a_inp.dtype}, {mu_inp.dtype} and {self.W.dtype}")
-    if a_inp.dtype in (torch.float16, torch.bfloat16):
-        raise TypeError(f"{type(self).__name__} routes in float32 or float64, not {a_inp.dtype} (variances and softmaxes of "
+    if half is not None:
+        raise TypeError(f"{type(self).__name__} routes in float32 or float64, not {half} (variances and softmaxes of "
                         "agreement lose too much there): keep the layer in float32 and call it under torch.autocast, "
                         "which routes in float32 whatever the network around it computes in")
-    return self.n_out if self.n_out != -1 else n_out
+    return self.n_out if self.n_out != -1 else int(n_out)
 
 Routing._check_inputs = _check_inputs
 
 # %% ../nbs/01_routing.ipynb #78cbd5e3
 def _remove_masked_nonfinite(self:Routing, a, mu):
-    "Zero the non-finite poses of inputs with score -inf (their share of data is exactly 0); raise on any other non-finite value"
+    "Zero the poses of inputs with score -inf (their share of data is exactly 0, whatever the pose held); raise on any other non-finite value"
     nonfinite = ~torch.isfinite(mu)                                   # [b, i, c, d]
     removed = (a == float('-inf'))[..., None, None]                   # [b, i, 1, 1]
     if self.check_finite:
@@ -299,7 +307,7 @@ def _remove_masked_nonfinite(self:Routing, a, mu):
             where = [tuple(ix) for ix in bad.nonzero()[:3].tolist()]
             raise ValueError(f"non-finite input poses or NaN input scores at (sample, input) {where}{' ...' if int(bad.sum()) > 3 else ''}: "
                              f"give inputs to remove a score of -inf, or set {type(self).__name__}.check_finite = False to skip this check")
-    return mu.masked_fill(nonfinite & removed, 0)
+    return mu.masked_fill(removed, 0)   # not only non-finite ones: a huge finite pose squares to inf, and inf times a zero share is NaN
 
 Routing._remove_masked_nonfinite = _remove_masked_nonfinite
 
@@ -355,7 +363,8 @@ def _votes(self:Routing, mu, n_out, ws):
     "mu [b, i, c, d] -> V [n=(j, b), k=(c, h), i], contiguous"
     b, i, c, d = mu.shape
     h, W, B = self.d_out, self.W, self.B
-    if self.n_inp != -1:    # W [i, j, d, h], B [i, j, c, h]: small layers, one einsum is plenty
+    if self.n_inp != -1:    # W [i, j or 1, d, h], B [i, j or 1, c, h]: small layers, one einsum is plenty
+        if self.n_out == -1: W, B = W.expand(i, n_out, d, h), B + symmetry_breaking_bias(self.B_brk, n_out)   # [i, j, d, h], [i, j, c, h]
         V = torch.einsum('bicd,ijdh->jbchi', mu, W) + B.permute(1, 2, 3, 0)[:, None]                   # [j, b, c, h, i]
         return VotesGrad.apply(V.reshape(n_out*b, c*h, i), ws)
     mu_t = mu.permute(0, 2, 3, 1).contiguous()                                                         # [b, c, d, i]
@@ -461,6 +470,13 @@ def route_with_implicit_votes(
         a_out = beta_use[0] * S0 - beta_ign[0] * (f_total - S0)                       # M-step [..., j]: sum_i D_ign = sum_i f - sum_i D_use
     return a_out, mu_out, sig2_out, R
 
+# %% ../nbs/01_routing.ipynb #f10e9961
+def route_with_implicit_votes_in_float64(a_inp:torch.Tensor, mu_inp:torch.Tensor, *args, **kwargs) -> tuple:
+    "`route_with_implicit_votes` computed in float64 (its sums cancel where float32 loses small variances), results in the inputs' dtype"
+    widen = lambda t: t.double() if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+    routed = route_with_implicit_votes(widen(a_inp), widen(mu_inp), *map(widen, args), **{k: widen(v) for k, v in kwargs.items()})
+    return tuple(t.to(mu_inp.dtype) for t in routed)
+
 # %% ../nbs/01_routing.ipynb #b698fece
 def uses_implicit_votes(layer:Routing, n_out:int, dtype:torch.dtype) -> bool:
     "Whether `layer` routes `n_out` outputs with `route_with_implicit_votes` rather than with votes"
@@ -485,8 +501,9 @@ def forward(self:Routing,
 ) -> tuple: # a_out [..., n_out], mu_out [..., n_out, d_cov, d_out], sig2_out [..., n_out, d_cov, d_out] (, R)
     "Route capsules: votes, then `n_iters` rounds of E-step, D-step and M-step"
     if torch.is_autocast_enabled(a_inp.device.type):    # routing statistics need float32, whatever autocast chose
+        to_float32 = lambda t: t.float() if t.dtype in (torch.float16, torch.bfloat16) else t   # float32 and float64 stay
         with torch.autocast(a_inp.device.type, enabled=False):
-            return self.forward(a_inp.float(), mu_inp.float(), n_out, return_R)
+            return self.forward(to_float32(a_inp), to_float32(mu_inp), n_out, return_R)
     n_out = self._check_inputs(a_inp, mu_inp, n_out)
     batch_shape, n_given, c, h = a_inp.shape[:-1], a_inp.shape[-1], self.d_cov, self.d_out
     a = a_inp.reshape(-1, n_given).contiguous()                                # [b, i]
@@ -495,7 +512,8 @@ def forward(self:Routing,
     on_gpu = self.compile_on_gpu and a.is_cuda and not plain
     routed = None
     if uses_implicit_votes(self, n_out, mu.dtype):
-        routed = self._by_the_equations(a, mu, n_out, compiled_equations(route_with_implicit_votes) if on_gpu else route_with_implicit_votes)
+        route = route_with_implicit_votes_in_float64
+        routed = self._by_the_equations(a, mu, n_out, compiled_equations(route) if on_gpu else route)
     elif plain or on_gpu:
         routed = self._by_the_equations(a, mu, n_out, compiled_equations() if on_gpu else route_by_the_equations, votes=compute_votes_unrolled)
     if routed is not None:
