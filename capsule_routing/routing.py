@@ -5,6 +5,7 @@
 # %% ../nbs/01_routing.ipynb #94dfa4a9
 from __future__ import annotations
 import functools, math, torch, torch.nn as nn, torch.nn.functional as F
+from fastcore.basics import patch
 from typing import Callable
 from .core import check_positive_ints, is_int
 
@@ -13,8 +14,8 @@ __all__ = ['INPUT_BLOCK', 'compute_votes', 'symmetry_breaking_bias', 'log_densit
            'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace', 'first_order_only', 'SqDistance',
            'UseWeightedMoments', 'VotesGrad', 'Routing', 'votes_in_one_product', 'SharedVotes',
            'implicit_vote_features', 'vote_column_products', 'implicit_e_step', 'implicit_moments',
-           'route_with_implicit_votes', 'route_with_implicit_votes_in_float64', 'uses_implicit_votes', 'forms_votes',
-           'forward', 'trace', 'compute_votes_unrolled', 'compiled_equations', 'routing_from_golden_config']
+           'route_with_implicit_votes', 'route_with_implicit_votes_in_float64', 'uses_implicit_votes',
+           'compute_votes_unrolled', 'compiled_equations']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -130,7 +131,7 @@ class Workspace:
         if self.buf is None or self.buf.shape != like.shape or self.buf.dtype != like.dtype: self.buf = torch.empty_like(like)
         return self.buf
     def sq_dev(self, V, mu): # (V - mu)^2 in one pass (mse_loss without reduction is exactly that), V [n, k, i], mu [n, k]
-        return torch.ops.aten.mse_loss.out(V, mu[:, :, None].expand_as(V), 0, out=self.get(V))
+        return torch.ops.aten.mse_loss.out(V, mu[:, :, None].expand_as(V), 0, out=self.get(V))   # 0: reduction 'none'
     def dev(self, V, mu): return torch.sub(V, mu[:, :, None], out=self.get(V))
     def add_grad(self, x, y):
         "The votes' gradient += x * y (y broadcast), summed within one backward pass"
@@ -228,7 +229,7 @@ class Routing(nn.Module):
     check_finite = True # raise on non-finite poses of inputs that are not masked with a -inf score
     compile_on_gpu = True # on a GPU, route with `compiled_equations` (TorchInductor) instead of the step-by-step kernels below
     implicit_votes = True # where it applies (`uses_implicit_votes`), route without forming the votes (`route_with_implicit_votes`)
-    step_by_step = True # route with the step-by-step kernels (first-order gradients); False: the plain equations under autograd (any order)
+    step_by_step = True # the fast routes below (step-by-step kernels, implicit votes, compiled on a GPU): first-order gradients; False: the plain equations under autograd (any order)
     def __init__(self,
         d_cov:int,              # rows of every capsule
         d_inp:int,              # columns of an input capsule
@@ -486,13 +487,13 @@ def uses_implicit_votes(layer:Routing, n_out:int, dtype:torch.dtype) -> bool:
             and full_precision)
 
 # %% ../nbs/01_routing.ipynb #ab0fdf62
+@patch
 def forms_votes(self:Routing, dtype:torch.dtype=torch.float32, n_out:int|None=None) -> bool:
     "Whether the layer forms its votes routing to `n_out` outputs (default: its fixed number) in `dtype`"
     return not uses_implicit_votes(self, self.n_out if n_out is None else n_out, dtype)
 
-Routing.forms_votes = forms_votes
-
 # %% ../nbs/01_routing.ipynb #7f58879f
+@patch
 def forward(self:Routing,
     a_inp:torch.Tensor,    # [..., n_inp] input scores (logits; -inf removes an input)
     mu_inp:torch.Tensor,   # [..., n_inp, d_cov, d_inp] input poses
@@ -509,13 +510,13 @@ def forward(self:Routing,
     a = a_inp.reshape(-1, n_given).contiguous()                                # [b, i]
     mu = self._remove_masked_nonfinite(a, mu_inp.reshape(-1, n_given, c, self.d_inp).contiguous())  # [b, i, c, d]
     plain = torch.compiler.is_compiling() or not self.step_by_step   # the plain equations: a compiled model's graph, or higher-order gradients
-    on_gpu = self.compile_on_gpu and a.is_cuda and not plain
+    compiled = self.compile_on_gpu and a.is_cuda and not plain   # a GPU routes by the equations, compiled
     routed = None
     if uses_implicit_votes(self, n_out, mu.dtype):
         route = route_with_implicit_votes_in_float64
-        routed = self._by_the_equations(a, mu, n_out, compiled_equations(route) if on_gpu else route)
-    elif plain or on_gpu:
-        routed = self._by_the_equations(a, mu, n_out, compiled_equations() if on_gpu else route_by_the_equations, votes=compute_votes_unrolled)
+        routed = self._by_the_equations(a, mu, n_out, compiled_equations(route) if compiled else route)
+    elif plain or compiled:
+        routed = self._by_the_equations(a, mu, n_out, compiled_equations() if compiled else route_by_the_equations, votes=compute_votes_unrolled)
     if routed is not None:
         a_out, mu_out, sig2_out, R = routed                                   # [b, j], [b, j, c, h] x2, [b, i, j]
         out = (a_out.reshape(*batch_shape, n_out), mu_out.reshape(*batch_shape, n_out, c, h), sig2_out.reshape(*batch_shape, n_out, c, h))
@@ -553,9 +554,8 @@ def forward(self:Routing,
     if return_R: out += (R[..., :n_given].permute(1, 2, 0).reshape(*batch_shape, n_given, n_out),)   # [..., i, j]
     return out
 
-Routing.forward = forward
-
 # %% ../nbs/01_routing.ipynb #377eb0ad
+@patch
 def trace(self:Routing,
     a_inp:torch.Tensor, mu_inp:torch.Tensor, n_out:int|None=None,
 ) -> list[dict]: # one dict per iteration: V, R, D_use, D_ign, a_out, mu_out, sig2_out in the layout [..., i, j, c, h]
@@ -565,8 +565,6 @@ def trace(self:Routing,
     steps = []
     self._by_the_equations(a_inp, mu, n_out, trace=steps)
     return steps
-
-Routing.trace = trace
 
 # %% ../nbs/01_routing.ipynb #3eef308a
 def compute_votes_unrolled(
@@ -585,10 +583,3 @@ def compiled_equations(route:Callable=route_by_the_equations, # `route_by_the_eq
                       ) -> Callable:
     "`route` compiled by TorchInductor into one graph, built at first use"
     return torch.compile(route, dynamic=None, fullgraph=True)
-
-# %% ../nbs/01_routing.ipynb #92d6b3da
-def routing_from_golden_config(cfg:dict, dtype=torch.float64) -> Routing:
-    "A `Routing` layer with the configuration of a golden file's `config`"
-    return Routing(cfg['d_cov'], cfg['d_inp'], cfg['d_out'], n_inp=cfg['n_inp'] if cfg['n_inp_fixed'] else -1,
-                   n_out=cfg['n_out'] if cfg['n_out_fixed'] else -1, n_iters=cfg['n_iters'],
-                   single_beta=cfg['single_beta'], p_model=cfg['p_model'], eps=cfg['eps']).to(dtype)
