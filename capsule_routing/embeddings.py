@@ -4,7 +4,8 @@
 
 # %% ../nbs/04a_embeddings.ipynb #f3ca26d9
 from __future__ import annotations
-import os, io, re, json, hashlib, time, shutil
+import os, io, re, json, hashlib, time, shutil, inspect
+from contextlib import contextmanager
 from pathlib import Path
 import numpy as np
 import torch
@@ -66,14 +67,18 @@ def _local_weights_signature(folder:Path) -> list:
     return sorted((p.name, p.stat().st_size) for pat in pats for p in folder.glob(pat))
 
 # %% ../nbs/04a_embeddings.ipynb #330b59bd
+def _dtype_name(dtype:torch.dtype) -> str: return str(dtype).removeprefix('torch.')
+
 class FrozenTransformer:
     "A frozen Hugging Face transformer mapping texts to all of its hidden states per token (loaded on first use)"
     def __init__(self,
                  name:str='gpt2-large', # hub name (the paper's GPT-2-large by default) or local model folder
                  device:str|torch.device|None=None, # where to run it (default: the GPU when there is one)
-                 dtype:torch.dtype=torch.float32, # weights' dtype while embedding (the cache is fp16 either way)
-                 max_len:int|None=None, # longest token sequence (default: the model's window)
+                 dtype:torch.dtype=torch.float32, # weights' dtype while embedding; the cache stores fp16 either way, but the values depend on it, so a dtype other than float32 is part of the cache key
+                 max_len:int|None=None, # longest token sequence, at most the model's window (default: the window)
                 ):
+        if max_len is not None and not (isinstance(max_len, int) and max_len >= 2):
+            raise ValueError(f"max_len must be an int of at least 2 (a token and the end token); received {max_len!r}")
         self.name, self.dtype, self._max_len = str(name), dtype, max_len
         self.device = torch.device(device) if device is not None else default_device()
         self._tokenizer = self._model = self._config = None
@@ -105,28 +110,46 @@ class FrozenTransformer:
         return self._model
 
     @property
-    def max_len(self) -> int:
-        "The longest sequence the model accepts: `max_len` if given, else its position window"
-        if self._max_len is not None: return self._max_len
+    def window(self) -> int|None:
+        "The longest sequence the model accepts: the smallest of its position embeddings and its tokenizer's `model_max_length` (`None`: unknown)"
         cands = [getattr(self.config, a, None) for a in ('max_position_embeddings', 'n_positions')]
         cands.append(getattr(self.tokenizer, 'model_max_length', None))
         cands = [c for c in cands if isinstance(c, int) and 0 < c < 1_000_000]
-        return min(cands) if cands else 512
+        return min(cands) if cands else None
+
+    @property
+    def max_len(self) -> int:
+        "The longest token sequence embedded: `max_len` if given (refused beyond the window), else the window (512 when unknown)"
+        window = self.window
+        if self._max_len is None: return window or 512
+        if window is not None and self._max_len > window:
+            raise ValueError(f"max_len={self._max_len} exceeds the window of {self.name}: {window} tokens "
+                             "(a longer sequence would fail inside the model)")
+        return self._max_len
 
     def identity(self) -> dict:
-        "What the cached hidden states depend on besides the texts: the model's name, configuration and token rule"
+        "What the cached hidden states depend on besides the texts: the model's name, configuration, token rule and (when not float32) dtype"
         cfg = self.config.to_dict()
         for k in ('_name_or_path', 'transformers_version', 'torch_dtype', 'dtype'): cfg.pop(k, None)
         local = Path(self.name).expanduser()
         ident = dict(name=str(local.resolve()) if local.is_dir() else self.name,
                      config=cfg, max_len=self.max_len, token_rule='template+end-token v1')
         if local.is_dir(): ident['weights'] = _local_weights_signature(local)
+        if self.dtype != torch.float32: ident['dtype'] = _dtype_name(self.dtype)   # float32 adds nothing: caches built before the dtype counted keep their keys
         return ident
 
+    def encode(self, texts:list[str]) -> tuple[list[list[int]], list[int]]:
+        "`(ids, cut)`: each text's token ids (see `token_ids`), and the indices of the texts longer than `max_len`, cut to it"
+        # verbose=False: the tokenizer's own warning about long texts speaks of indexing errors, which the cut prevents; we count them instead
+        enc = self.tokenizer(list(texts), add_special_tokens=True, verbose=False)['input_ids']
+        full = [with_end_token(ids, self.tokenizer) for ids in enc]
+        max_len = self.max_len
+        cut = [i for i, ids in enumerate(full) if len(ids) > max_len]
+        return [with_end_token(ids, self.tokenizer, max_len) for ids in full], cut
+
     def token_ids(self, texts:list[str]) -> list[list[int]]:
-        "Each text's token ids: the tokenizer's template, then the one end token (see `with_end_token`)"
-        enc = self.tokenizer(list(texts), add_special_tokens=True)['input_ids']
-        return [with_end_token(ids, self.tokenizer, self.max_len) for ids in enc]
+        "Each text's token ids: the tokenizer's template, then the one end token (see `with_end_token`), cut to `max_len`"
+        return self.encode(texts)[0]
 
     def pad_id(self) -> int:
         "Any valid id works (padding is never attended to); the tokenizer's pad token when it has one"
@@ -136,6 +159,7 @@ class FrozenTransformer:
     def embed_batch(self, batch_ids:list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         "All hidden states of one batch: `(hs [B,T,L,D] float32 on the CPU, mask [B,T])`"
         return hidden_states(self.model, batch_ids, self.pad_id())
+
 
 # %% ../nbs/04a_embeddings.ipynb #d27a7bdb
 @torch.inference_mode()
@@ -152,7 +176,8 @@ def hidden_states(model, # a Hugging Face model (encoder, decoder or an encoder-
     mask = (torch.arange(T)[None] < lens[:, None]).long()                  # [B, T]
     for b, ids in enumerate(batch_ids): input_ids[b, :len(ids)] = torch.tensor(ids)
     dev = next(model.parameters()).device
-    out = model(input_ids=input_ids.to(dev), attention_mask=mask.to(dev), output_hidden_states=True)
+    no_kv = {'use_cache': False} if 'use_cache' in inspect.signature(model.forward).parameters else {}   # a decoder would also keep every layer's keys and values
+    out = model(input_ids=input_ids.to(dev), attention_mask=mask.to(dev), output_hidden_states=True, **no_kv)
     hs = torch.stack(out.hidden_states, dim=2)                               # L x [B, T, D] -> [B, T, L, D]
     return hs.float().cpu(), mask
 
@@ -214,9 +239,11 @@ def _atomic_write_bytes(path:Path, data:bytes):
 # %% ../nbs/04a_embeddings.ipynb #93720852
 class EmbeddingCache:
     "A finished cache folder, memory-mapped: `cache[i]` is text `i`'s hidden states [n_i, L, D] (fp16, read lazily)"
-    def __init__(self, folder:str|Path):
+    def __init__(self, folder:str|Path,
+                 key:str|None=None, # the cache's full key (`cache_key`), checked against the manifest's when given
+                ):
         self.folder = Path(folder)
-        problem = self.problem(self.folder)
+        problem = self.problem(self.folder, key)
         if problem: raise ValueError(f"{self.folder} is not a valid embedding cache: {problem}")
         self.manifest = json.loads((self.folder/'manifest.json').read_text())
         self.offsets = np.load(self.folder/'index.npy')
@@ -225,8 +252,8 @@ class EmbeddingCache:
         self._maps = {}
 
     @staticmethod
-    def problem(folder:Path) -> str|None:
-        "Why `folder` is not a complete cache, or `None` when it is one"
+    def problem(folder:Path, key:str|None=None) -> str|None:
+        "Why `folder` is not a complete cache (of `key`, when given), or `None` when it is one"
         folder = Path(folder)
         if folder.name.endswith('.partial'): return "an unfinished build (.partial)"
         mf = folder/'manifest.json'
@@ -234,6 +261,8 @@ class EmbeddingCache:
         try: m = json.loads(mf.read_text())
         except ValueError as e: return f"unreadable manifest.json ({e})"
         if m.get('format') != CACHE_FORMAT: return f"cache format {m.get('format')}, expected {CACHE_FORMAT}"
+        if key is not None and m.get('key') != key:
+            return f"its manifest's key {str(m.get('key'))[:20]}... is not {key[:20]}... (a cache copied or renamed from another name)"
         idx = folder/'index.npy'
         if not idx.exists() or idx.stat().st_size != m['index_bytes']: return "index.npy missing or of the wrong size"
         for s in m['shards']:
@@ -243,7 +272,7 @@ class EmbeddingCache:
         return None
 
     @classmethod
-    def is_valid(cls, folder) -> bool: return cls.problem(folder) is None
+    def is_valid(cls, folder, key:str|None=None) -> bool: return cls.problem(folder, key) is None
 
     def __len__(self): return len(self.offsets) - 1
     @property
@@ -299,22 +328,41 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get('CAPSULE_ROUTING_CACHE', '~/.cache/capsule_routing/embeddings')).expanduser()
 
 # %% ../nbs/04a_embeddings.ipynb #80fad651
+def _as_transformer(transformer) -> FrozenTransformer:
+    return transformer if isinstance(transformer, FrozenTransformer) else FrozenTransformer(transformer)
+
+def _folder_and_key(texts:list[str], tf:FrozenTransformer, cache_dir:str|Path|None) -> tuple[Path, str]:
+    "The cache folder of `texts` under `tf`, and its full key"
+    key = cache_key(tf.identity(), list(texts))
+    cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    return cache_dir/f"{_slug(tf.name)}-{key[:20]}", key
+
 def cache_folder(texts:list[str], # the texts
                  transformer:FrozenTransformer|str, # the model (a FrozenTransformer, or a name / folder)
                  cache_dir:str|Path|None=None, # parent folder of caches (default: `default_cache_dir()`)
                 ) -> Path:
     "The folder where the cache of `texts` under `transformer` lives (it may not exist)"
-    tf = transformer if isinstance(transformer, FrozenTransformer) else FrozenTransformer(transformer)
-    cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    return cache_dir/f"{_slug(tf.name)}-{cache_key(tf.identity(), list(texts))[:20]}"
+    return _folder_and_key(texts, _as_transformer(transformer), cache_dir)[0]
 
 def find_cache(texts:list[str], transformer:FrozenTransformer|str, cache_dir:str|Path|None=None) -> EmbeddingCache|None:
     "The finished cache of `texts` under `transformer` if there is one, else `None` (never embeds anything)"
-    folder = cache_folder(texts, transformer, cache_dir)
-    return EmbeddingCache(folder) if EmbeddingCache.is_valid(folder) else None
+    folder, key = _folder_and_key(texts, _as_transformer(transformer), cache_dir)
+    return EmbeddingCache(folder, key) if EmbeddingCache.is_valid(folder, key) else None
 
 # %% ../nbs/04a_embeddings.ipynb #b9d89a3b
-def _write_shard(path:Path, transformer, ids:list[list[int]], batches, n_layers, d_emb, bar):
+def _not_finite_message(i:int, states:torch.Tensor, transformer) -> str:
+    "Why text `i`'s hidden states `states` [n, L, D] (float32) cannot be stored in fp16, and what to try"
+    dtype = getattr(transformer, 'dtype', torch.float32)
+    if torch.isfinite(states).all():
+        return (f"text {i}: a hidden state of magnitude {float(states.abs().max()):.3g} exceeds fp16's largest value 65504 "
+                "(the cache stores fp16); use a model with smaller activations")
+    hint = (f"; the model ran in {_dtype_name(dtype)}, where it may overflow: try dtype=torch.float32 (--dtype float32)"
+            if dtype in (torch.float16, torch.bfloat16) else "")
+    return f"text {i}: the model gave a hidden state that is inf or NaN{hint}"
+
+def _write_shard(path:Path, transformer, ids:list[list[int]], batches, n_layers, d_emb, bar,
+                 first:int=0, # index of the shard's first text among all texts (for error messages)
+                ):
     "Embed one shard's texts into a temporary file, fsync it, then give it its final name"
     lens = np.array([len(i) for i in ids]); offs = np.concatenate([[0], np.cumsum(lens)])
     tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
@@ -324,13 +372,15 @@ def _write_shard(path:Path, transformer, ids:list[list[int]], batches, n_layers,
             hs, _ = transformer.embed_batch([ids[j] for j in b])              # [B, T, L, D] float32
             if hs.shape[2:] != (n_layers, d_emb):
                 raise ValueError(f"hidden states of shape {tuple(hs.shape[2:])}, expected {(n_layers, d_emb)}")
-            hs16 = hs.half()
-            if not torch.isfinite(hs16).all(): raise ValueError("a hidden state overflows fp16; use a model with smaller activations")
-            for row, j in enumerate(b): mm[offs[j]:offs[j+1]] = hs16[row, :lens[j]].numpy()
+            for row, j in enumerate(b):
+                states = hs[row, :lens[j]]                                     # [n_j, L, D]: the text's tokens, not padding
+                stored = states.half()
+                if not torch.isfinite(stored).all(): raise ValueError(_not_finite_message(first + int(j), states, transformer))
+                mm[offs[j]:offs[j+1]] = stored.numpy()
             bar.update(len(b))
         mm.flush(); del mm
     except BaseException:
-        del mm; tmp.unlink(missing_ok=True)     # a killed process leaves its .tmp; the build removes those at the end
+        del mm; tmp.unlink(missing_ok=True)     # a killed process leaves its .tmp; a later build removes it (`_writer_gone`)
         raise
     _fsync_path(tmp)
     os.replace(tmp, path)
@@ -346,6 +396,31 @@ class _Count:
         self.n += k
         if self.pb is not None: self.pb.update(self.n)
 
+# %% ../nbs/04a_embeddings.ipynb #7b09fd6f
+try: import fcntl
+except ImportError: fcntl = None    # Windows: no lock (build one cache at a time there)
+
+@contextmanager
+def _build_lock(folder:Path):
+    "Hold an exclusive lock on the file `.<name>.lock` beside `folder`, waiting (and saying so) while another process holds it"
+    lock = folder.with_name(f'.{folder.name}.lock')
+    with open(lock, 'a') as f:                   # closing the file releases the lock, also when the process dies
+        if fcntl is not None:
+            try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print(f"waiting for another process building {folder} ...", flush=True)
+                fcntl.flock(f, fcntl.LOCK_EX)
+        yield lock
+
+def _writer_gone(tmp:Path) -> bool:
+    "Whether the process whose pid a temporary file's name carries (`.<name>.<pid>.tmp`) has ended (POSIX; elsewhere never assumed)"
+    pid = tmp.name.split('.')[-2]
+    if os.name != 'posix' or not pid.isdigit(): return False
+    try: os.kill(int(pid), 0)                  # signal 0: only asks whether the process exists
+    except ProcessLookupError: return True
+    except PermissionError: pass               # it exists, under another user
+    return False
+
 # %% ../nbs/04a_embeddings.ipynb #a7cd4032
 def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will follow
                    transformer:FrozenTransformer|str='gpt2-large', # a FrozenTransformer, or a model name / folder
@@ -358,22 +433,32 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
     "The memory-mapped cache of every hidden state of every token of `texts`, built (or resumed) when missing"
     texts = list(texts)
     if not texts: raise ValueError("embed_to_cache needs at least one text")
-    tf = transformer if isinstance(transformer, FrozenTransformer) else FrozenTransformer(transformer)
-    folder = cache_folder(texts, tf, cache_dir)
-    if EmbeddingCache.is_valid(folder): return EmbeddingCache(folder)
-    cache_dir, ident = folder.parent, tf.identity()
-    key = cache_key(ident, texts)
+    check_positive_ints(shard_size=shard_size, max_tokens=max_tokens, max_bs=max_bs)
+    tf = _as_transformer(transformer)
+    folder, key = _folder_and_key(texts, tf, cache_dir)
+    if EmbeddingCache.is_valid(folder, key): return EmbeddingCache(folder, key)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with _build_lock(folder) as lock:
+        if not EmbeddingCache.is_valid(folder, key):                   # (the process we waited for may have built it)
+            _build(texts, tf, folder, key, shard_size, max_tokens, max_bs, progress)
+        lock.unlink(missing_ok=True)   # the cache exists: a process still waiting on this file rechecks and finds it
+    return EmbeddingCache(folder, key)
 
+def _build(texts, tf, folder:Path, key:str, shard_size, max_tokens, max_bs, progress):
+    "Embed `texts` into `<folder>.partial` (reusing the shards of an interrupted build of the same plan), then rename it `folder`"
     t0 = time.time()
     partial = folder.with_name(folder.name + '.partial')
-    check_positive_ints(shard_size=shard_size, max_tokens=max_tokens, max_bs=max_bs)
-    partial.mkdir(parents=True, exist_ok=True)
-    plan = dict(key=key, shard_size=shard_size)   # the shards of a .partial are reused only under the same plan
+    partial.mkdir(exist_ok=True)
+    for tmp in partial.glob('.*.tmp'):
+        if _writer_gone(tmp): tmp.unlink(missing_ok=True)              # a killed build's; never a running writer's
+    plan = dict(key=key, shard_size=shard_size, embed_dtype=_dtype_name(tf.dtype))   # shards are reused only under the same plan
     plan_file = partial/'plan.json'
     if (json.loads(plan_file.read_text()) if plan_file.exists() else None) != plan:
-        for old in partial.glob('shard_*.f16'): old.unlink()   # cut at other boundaries (or by an older version)
+        for old in partial.glob('shard_*.f16'): old.unlink()   # cut at other boundaries, in another dtype, or by an older version
         _atomic_write_bytes(plan_file, json.dumps(plan).encode())
-    ids = tf.token_ids(texts)
+    ids, cut = tf.encode(texts)
+    if cut: print(f"{len(cut)} of {len(texts)} texts are longer than {tf.max_len} tokens, the limit for {_slug(tf.name)}: each keeps "
+                  f"its first {tf.max_len - 1} tokens and its end token (texts {', '.join(map(str, cut[:5]))}{', ...' if len(cut) > 5 else ''})")
     lens = np.array([len(i) for i in ids], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
     probe, _ = tf.embed_batch([ids[0]])
@@ -393,7 +478,7 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
         for s in todo:
             sub = ids[s['start']:s['stop']]
             _write_shard(partial/s['file'], tf, sub, length_batches([len(i) for i in sub], max_tokens, max_bs),
-                         n_layers, d_emb, bar)
+                         n_layers, d_emb, bar, first=s['start'])
     except KeyboardInterrupt as e:   # what a command line tells its user (`capsule_routing.training.cli_errors`)
         kept = sum(s['stop'] - s['start'] for s in shards if (partial/s['file']).exists())
         e.cli_hint = f"{kept} of {len(texts)} texts are kept in complete shards in {partial}: the same command continues from there"
@@ -401,16 +486,18 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
 
     buf = io.BytesIO(); np.save(buf, offsets); index_bytes = buf.getvalue()
     _atomic_write_bytes(partial/'index.npy', index_bytes)
-    manifest = dict(format=CACHE_FORMAT, key=key, model=tf.name, identity=ident, n_texts=len(texts),
+    all_ids = np.concatenate([np.asarray(i, dtype=np.int64) for i in ids])
+    manifest = dict(format=CACHE_FORMAT, key=key, model=tf.name, identity=tf.identity(), n_texts=len(texts),
                     n_tokens=int(offsets[-1]), n_layers=int(n_layers), d_emb=int(d_emb), dtype='float16',
-                    shard_size=shard_size, shards=shards, index_bytes=len(index_bytes),
-                    texts_sha256=texts_digest(texts), seconds=round(time.time() - t0, 2))
+                    embed_dtype=plan['embed_dtype'], max_len=tf.max_len, n_truncated=len(cut),
+                    shard_size=shard_size, shards=shards, index_bytes=len(index_bytes), texts_sha256=texts_digest(texts),
+                    token_ids_sha256=hashlib.sha256(offsets.tobytes() + all_ids.tobytes()).hexdigest(),
+                    seconds=round(time.time() - t0, 2))
     _atomic_write_bytes(partial/'manifest.json', json.dumps(manifest, indent=1, default=str).encode())
-    for junk in [*partial.glob('.*.tmp'), plan_file]: junk.unlink()   # temporaries of killed runs; the plan
-    if folder.exists(): shutil.rmtree(folder)           # an invalid leftover under the final name
+    if folder.exists(): shutil.rmtree(folder)           # an invalid leftover under the final name, or another key's cache
     os.replace(partial, folder)
-    _fsync_path(cache_dir)
-    return EmbeddingCache(folder)
+    _fsync_path(folder.parent)
+    (folder/'plan.json').unlink()   # only now: killed before the rename, the plan keeps the finished .partial reusable
 
 # %% ../nbs/04a_embeddings.ipynb #c2f952b0
 class CachedEmbeddings:

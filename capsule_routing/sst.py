@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_sst.ipynb #22965ae4
 from __future__ import annotations
-import os, re, time, zipfile
+import os, re, time, zipfile, codecs
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
@@ -103,10 +103,19 @@ def parse_tree(line:str, # one tree in PTB bracket notation
 
 # %% ../nbs/04_sst.ipynb #29b96f0f
 def read_trees(path:str|Path) -> list[Tree]:
-    "Every tree of a PTB tree file, one per line (UTF-8)"
+    "Every tree of a PTB tree file, one per line (UTF-8, with or without a byte-order mark; lines end in LF or CRLF)"
     path = Path(path)
-    with open(path, encoding='utf-8', newline='') as f:
-        return [parse_tree(line, path.name, i) for i, line in enumerate(f, 1)]
+    data = path.read_bytes()
+    body = data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data
+    try: text = body.decode('utf-8')
+    except UnicodeDecodeError as e:
+        lineno, line_start = body.count(b'\n', 0, e.start) + 1, body.rfind(b'\n', 0, e.start) + 1
+        raise TreeFormatError(f"{path.name}, line {lineno}: not UTF-8 "
+                              f"(byte {body[e.start]:#04x} at byte {e.start - line_start + 1} of the line)") from None
+    lines = text.split('\n')          # '\n' only: a stray '\r' is part of its line, not a line break that shifts the numbers
+    if lines[-1] == '': lines.pop()    # the newline that ends the last line
+    if not lines: raise TreeFormatError(f"{path.name}: no trees")
+    return [parse_tree(line, path.name, i) for i, line in enumerate(lines, 1)]
 
 # %% ../nbs/04_sst.ipynb #36ca21e5
 SST_SPLITS = ('train', 'dev', 'test')
@@ -327,6 +336,7 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
                     **kwargs, # passed to `embed_to_cache`
                    ) -> tuple[DataLoaders, EmbeddingsDL]:
     "`(DataLoaders(train, dev), test_dl)` of `(mask, embs, labels)` batches read lazily from the embedding caches"
+    n_classes(task)                       # refuses an unknown task before any embedding
     check_distill(teacher, distill)
     caches = sst_caches(data, transformer, cache_dir, train=train, progress=progress, **kwargs)
     teacher_probs = None if teacher is None else load_teacher(teacher, caches['train'][0])   # [N_train, C]
@@ -438,6 +448,7 @@ def sst_baseline(data:str|Path, # the SST tree files
                  progress:bool=True,
                 ) -> dict:
     "Logistic regression on mean-pooled hidden states of all layers, C chosen on dev, test scored once"
+    n_classes(task)                       # refuses an unknown task before any embedding
     caches = sst_caches(data, transformer, cache_dir, train=train, progress=progress)
     xy = {}
     for s, (cache, labels) in caches.items():
@@ -466,7 +477,7 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
               train:str='phrases', # training texts: 'phrases' (all unique phrases, the paper) or 'roots'
               splits:str='train,dev,test', # comma-separated splits to embed
               device:str=None, # 'cpu', 'cuda', ... (default: the GPU when there is one)
-              dtype:str='float32', # weights' dtype while embedding: float32, float16 or bfloat16
+              dtype:str='float32', # the model's dtype while embedding: float32, float16 or bfloat16 (a dtype other than float32 makes caches of its own)
               max_tokens:int=8192, # cap on a batch's padded size in tokens
               download:bool=False, # first download the treebank into `data`
              ):
