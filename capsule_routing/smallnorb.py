@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
-from .core import open_maybe_gzip, check_positive_ints
+from .core import open_maybe_gzip, check_positive_ints, is_int
 from .downloads import check_checksum, download_file
 
 # %% auto #0
 __all__ = ['NORB_MAGIC', 'NORB_MAGIC_OF', 'SMALLNORB_URL', 'SMALLNORB_PREFIX', 'SMALLNORB_KINDS', 'SMALLNORB_CLASSES',
            'SMALLNORB_SHAPES', 'SMALLNORB_MD5', 'norb_header', 'read_norb_header', 'norb_file_size',
            'write_norb_matrix', 'read_norb_matrix', 'smallnorb_filename', 'SmallNORB', 'load_smallnorb',
-           'write_synthetic_smallnorb', 'show_smallnorb', 'download_smallnorb', 'holdout_instances',
+           'write_synthetic_smallnorb', 'show_smallnorb', 'download_smallnorb', 'check_seed', 'holdout_instances',
            'coordinate_channels', 'conv_output_size', 'min_image_size', 'SmallNORBCapsNet', 'max_relative_error',
            'main']
 
@@ -251,12 +251,17 @@ def download_smallnorb(folder, # where the files go (created if needed)
     return folder
 
 # %% ../nbs/03_smallnorb.ipynb #0b656b52
+def check_seed(seed:int):
+    "Refuse a seed NumPy's generators do not take (NumPy's own message would name neither the option nor the value)"
+    if not (is_int(seed) and seed >= 0): raise ValueError(f"seed must be an int >= 0 (--seed); received {seed!r}")
+
 def holdout_instances(labels:np.ndarray, # [N] categories
                       instance:np.ndarray, # [N] toy within its category
                       n_per_category:int=1, # toys of each category to hold out
                       seed:int=0,
                      ) -> tuple[np.ndarray, np.ndarray]:
     "Indices (train, valid) of a split holding out whole toys: `n_per_category` random instances of each category"
+    check_seed(seed)
     labels, instance = np.asarray(labels), np.asarray(instance)
     rng, valid = np.random.default_rng(seed), np.zeros(len(labels), dtype=bool)
     for category in np.unique(labels):
@@ -367,6 +372,11 @@ def max_relative_error(got:torch.Tensor, want:torch.Tensor) -> float:
 # %% ../nbs/03_smallnorb.ipynb #07aa0799
 from fastcore.script import call_parse
 
+def _download_for_command_line(data):
+    "`download_smallnorb(data)`, its network and disk failures (`OSError`, urllib's `URLError` among them) as one-line errors"
+    try: download_smallnorb(data)
+    except OSError as e: raise ValueError(f"--download into {data} failed: {e}") from e
+
 @call_parse
 def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or .gz (see `download_smallnorb`)
          out:str='runs/smallnorb', # checkpoints, history.csv and results.json
@@ -389,11 +399,13 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
         ) -> dict:
     "Train the paper's smallNORB model with the paper's regime, select the epoch on held-out training toys, then test it once"
     from capsule_routing.training import train_main, check_pad, cli_errors, running_as_command
-    from capsule_routing.vision import smallnorb_dataloaders  # imported here: vision imports this module
+    from capsule_routing.vision import smallnorb_dataloaders, check_valid_count  # imported here: vision imports this module
     with cli_errors(running_as_command()):   # from a command line: bad input and Ctrl-C in one line each
-        check_pad(pad)   # before a download or the data: the padding is used only once training starts
-        if download: download_smallnorb(data)
-        dls_fn = lambda data, bs, device: smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
+        # before a download or the data: this module's own settings here, the shared ones (--out, --epochs, --seed, --routing...) in train_main
+        check_pad(pad); check_valid_count(n_valid_per_category, 'n_valid_per_category', 'toys of each category')
+        def dls_fn(data, bs, device):   # train_main calls it once every check has passed
+            if download: _download_for_command_line(data)
+            return smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
         return train_main(dls_fn, lambda dls: SmallNORBCapsNet(routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
                           out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, learner_kwargs=dict(pad=pad),
                           compile_model=compile_model, compile_mode=compile_mode, optimizer=optimizer, loss=loss,

@@ -25,18 +25,18 @@ from fastai.data.load import DataLoader
 from fastai.learner import AvgSmoothLoss, Learner, Recorder
 from fastai.optimizer import OptimWrapper, RAdam
 from fastai.torch_core import set_seed
-from .core import default_device, check_positive_ints
+from .core import default_device, check_positive_ints, is_int
 
 # %% auto #0
-__all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'BAD_INPUT', 'capsule_scores', 'CapsuleCrossEntropy', 'capsule_accuracy',
-           'SpreadLoss', 'class_indices', 'reduce_loss', 'SpreadMargin', 'MarginLoss', 'check_loss_name',
-           'PaperOneCycle', 'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop', 'check_pad',
-           'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'CapsuleLearner', 'DeviceSmoothLoss',
+__all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'RUN_FILES', 'BAD_INPUT', 'capsule_scores', 'CapsuleCrossEntropy',
+           'capsule_accuracy', 'SpreadLoss', 'class_indices', 'reduce_loss', 'SpreadMargin', 'MarginLoss',
+           'check_loss_name', 'PaperOneCycle', 'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop',
+           'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'CapsuleLearner', 'DeviceSmoothLoss',
            'SmoothLossOnDevice', 'capsule_learner', 'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr',
-           'augmentation_repr', 'model_repr', 'check_model_repr', 'check_run_settings', 'CheckpointCallback',
-           'load_checkpoint', 'quiet_learner', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls',
-           'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model', 'check_out_folder', 'bad_input_message',
-           'cli_errors', 'running_as_command', 'train_main', 'smoke_main']
+           'augmentation_repr', 'model_repr', 'check_model_repr', 'check_run_settings', 'check_resumed_monitor',
+           'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'check_epochs', 'fit_paper', 'synthetic_textures',
+           'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model', 'check_out_folder',
+           'bad_input_message', 'cli_errors', 'running_as_command', 'interrupted_hint', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -115,12 +115,17 @@ def reduce_loss(per_sample:torch.Tensor, reduction:str) -> torch.Tensor:
 
 # %% ../nbs/02_training.ipynb #df6acb24
 class SpreadMargin(Callback):
-    "Move a `SpreadLoss`'s margin linearly from its first to its last value over training (Hinton et al.: 0.2 to 0.9)"
+    "Move a `SpreadLoss`'s margin linearly from its first to its last value over training (Hinton et al.: 0.2 to 0.9); evaluate outside training with the last"
     def __init__(self, loss:SpreadLoss): self.loss = loss  # the learner's loss object itself (MixUp swaps `learn.loss_func` in training)
+    def before_fit(self): self._trained = False   # `learn.validate()` calls before_fit too, and trains no batch
     def before_batch(self):
         if not self.training: return
+        self._trained = True
         first, last = self.loss.margins
         self.loss.margin = first + (last - first) * min(float(self.pct_train), 1.)   # fastai's fraction can overshoot 1 by rounding
+    def before_validate(self):
+        # outside training (a test set, a resumed finished run) the margin would be whatever this process last set: the schedule's end instead
+        if not self._trained: self.loss.margin = self.loss.margins[1]
     def __repr__(self): return f"SpreadMargin({self.loss!r})"
 
 # %% ../nbs/02_training.ipynb #95676dd0
@@ -161,7 +166,7 @@ class PaperOneCycle:
         pct_warmup:float=0.1, # fraction of iterations spent rising
     ):
         if not 0 < pct_warmup < 1: raise ValueError(f"pct_warmup must be in (0, 1), got {pct_warmup}")
-        if not 0 < lr_min <= lr_max: raise ValueError(f"expected 0 < lr_min <= lr_max, got lr_min={lr_min}, lr_max={lr_max}")
+        if not 0 < lr_min <= lr_max < math.inf: raise ValueError(f"expected 0 < lr_min <= lr_max < inf, got lr_min={lr_min}, lr_max={lr_max}")
         store_attr()
 
     def __call__(self, pos:float) -> float:
@@ -361,7 +366,9 @@ def atomic_save(obj, path:str|Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
+    umask = os.umask(0); os.umask(umask)   # read it: mkstemp makes the file private (0600), `open` would give 0666 less the umask
     try:
+        os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, 'wb') as f:
             torch.save(obj, f)
             f.flush(); os.fsync(f.fileno())
@@ -459,6 +466,15 @@ def check_run_settings(saved:dict|None, # the settings a checkpoint recorded (No
             raise ValueError(f"the checkpoint's {k} {saved[k]!r} differs from this fit's {this[k]!r} (--{k}): "
                              "resume with the settings the run used")
 
+def check_resumed_monitor(ck:dict, # a loaded `last.pth`
+                          monitor:str, # the value that selects `best.pth` in the fit that would continue it
+                         ):
+    "Refuse to continue a run that selected its best epoch by another value: `best.pth` would be chosen by two measures"
+    saved = (ck.get('best') or {}).get('monitor')
+    if saved is not None and saved != monitor:
+        raise ValueError(f"the checkpoint's run selects its best epoch by {saved!r}, this fit by {monitor!r} (--monitor): "
+                         "resume with the monitor the run used")
+
 class CheckpointCallback(Callback):
     "Save a resumable checkpoint after every epoch (`last.pth`), the best-by-validation weights (`best.pth`) and `history.csv`"
     order = 65  # after Recorder (50) has logged the epoch's metrics, and after ParamScheduler (60)
@@ -486,6 +502,7 @@ class CheckpointCallback(Callback):
         if self.schedule is not None and ck.get('schedule') != self.schedule:
             raise ValueError(f"the checkpoint's schedule {ck.get('schedule')} differs from this fit's {self.schedule}")
         check_run_settings(ck.get('run'), self.run_settings)
+        check_resumed_monitor(ck, self.monitor)
         augmentation = augmentation_repr(self.learn)
         if 'augmentation' in ck and ck['augmentation'] != augmentation:   # older checkpoints did not record it
             raise ValueError(f"the checkpoint's run trained with augmentation {ck['augmentation']}, this fit with {augmentation}: "
@@ -517,6 +534,7 @@ class CheckpointCallback(Callback):
     def before_epoch(self): self._epoch_start = time.time()
 
     def after_epoch(self):
+        self._check_finite_training()   # before anything is saved: a diverged model must not become last.pth or best.pth
         self.epoch_times.append(round(time.time() - self._epoch_start, 1))
         value, averager = self._monitored(), self._averager()
         if value is not None and (self.best is None or self.comp(value, self.best)):
@@ -544,12 +562,24 @@ class CheckpointCallback(Callback):
 
     def _averager(self): return next((cb for cb in self.learn.cbs if isinstance(cb, WeightAverage)), None)
 
+    def _recorded(self, name:str):
+        "This epoch's recorded `name` (None when not recorded)"
+        names, values = list(self.learn.recorder.metric_names[1:]), self.learn.recorder.values
+        return _num(values[-1][names.index(name)]) if values and name in names else None
+
+    def _check_finite_training(self):
+        loss = self._recorded('train_loss')   # fastai's smoothed loss: once a batch's loss is NaN or infinite, so is this
+        if loss is not None and not math.isfinite(loss):
+            raise ValueError(f"training diverged: the training loss of epoch {self.epoch} is {loss}, so nothing of that epoch was saved; "
+                             "train again, into a new --out, with a lower learning rate (--lr_max)")
+
     def _monitored(self):
         names = list(self.learn.recorder.metric_names[1:])
         if self.monitor not in names: raise ValueError(f"monitor {self.monitor!r} is not among the recorded values {names}")
-        if not self.learn.recorder.values: return None
-        value = _num(self.learn.recorder.values[-1][names.index(self.monitor)])
-        return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+        valid_loss = self._recorded('valid_loss')
+        if valid_loss is not None and not math.isfinite(valid_loss): return None   # the model's outputs are not finite: never the best
+        value = self._recorded(self.monitor)
+        return None if value is None or (isinstance(value, float) and not math.isfinite(value)) else value
 
     def _write_history(self, rec):
         names = [n for n in rec.metric_names if n != 'time']
@@ -615,6 +645,8 @@ def fit_paper(learn:Learner, # from `capsule_learner`
               run_settings:dict|None=None, # the run's own settings (seed, batch size, data split...): recorded, and checked on resume
              ) -> Learner:
     "Train `learn` for `n_epochs` with the paper's one-cycle schedule, checkpointing every epoch; `resume=True` continues an interrupted run"
+    recorded = ['train_loss', 'valid_loss'] + [m.name for m in learn.metrics]   # what the Recorder will record each epoch
+    if monitor not in recorded: raise ValueError(f"monitor must be one of {recorded} (--monitor); received {monitor!r}")
     ckpt_dir = Path(ckpt_dir) if ckpt_dir is not None else Path(learn.path)/learn.model_dir
     schedule = {'lr_min': float(lr_min), 'lr_max': float(lr_max), 'pct_warmup': float(pct_warmup)}
     start, ck = 0, None
@@ -702,11 +734,16 @@ def compile_whole_model(model:nn.Module,
 # %% ../nbs/02_training.ipynb #89e46cd8
 from .lineage import routing_class
 
+RUN_FILES = ('best.pth', 'history.csv', 'results.json')   # what a run writes besides last.pth
+
 def check_out_folder(out:str|Path, # the folder a run writes (last.pth, best.pth, history.csv, results.json)
                      resume:bool=False, # whether the command continues the run in it
                     ) -> Path:
-    "`out` as a Path, refused before any data is read when it is a file, or holds something and `resume` is not set"
+    "`out` as a Path, created and written to once; refused before any data is read when it is a file, holds something and `resume` is not set, holds a run without its last.pth, or cannot be written"
     out = Path(out)
+    cannot_write = lambda e: ValueError(f"--out {out} cannot be written ({e.strerror or e}): choose another --out")
+    try: out.exists()   # a name too long for the file system fails already here
+    except OSError as e: raise cannot_write(e) from e
     if out.exists() and not out.is_dir(): raise FileExistsError(f"--out {out} is an existing file, not a folder: choose another --out")
     above = next((p for p in out.parents if p.exists()), None)
     if above is not None and not above.is_dir(): raise FileExistsError(f"--out {out}: {above} is an existing file, not a folder: choose another --out")
@@ -714,6 +751,14 @@ def check_out_folder(out:str|Path, # the folder a run writes (last.pth, best.pth
         held = sorted(p.name for p in out.iterdir())
         raise FileExistsError(f"--out {out} holds a run ({', '.join(held[:4])}{', ...' if len(held) > 4 else ''}): "
                               "pass --resume to continue it, or choose another --out")
+    found = [name for name in RUN_FILES if (out/name).exists()]
+    if resume and found and not (out/'last.pth').exists():   # --resume would train from scratch over them
+        raise FileExistsError(f"--out {out} holds a run ({', '.join(found)}) but no last.pth to resume it from: "
+                              "choose another --out, or move those files away to train it again")
+    try:   # now, not after the first epoch
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix='.write-probe.', suffix='.tmp'); os.close(fd); os.remove(probe)
+    except OSError as e: raise cannot_write(e) from e
     return out
 
 # %% ../nbs/02_training.ipynb #c695754b
@@ -757,6 +802,16 @@ def running_as_command() -> bool:
     return is_cli()
 
 # %% ../nbs/02_training.ipynb #013a80df
+def interrupted_hint(out:Path) -> str:
+    "What an interrupted command saved: the epoch that `out/last.pth` holds (an epoch's line is printed before it is saved)"
+    if not (out/'last.pth').exists():
+        held = sorted(p.name for p in out.iterdir()) if out.is_dir() else []   # the data module's run files (SST's targets.json)
+        if held: return f"no epoch completed: start again with the same command and --resume ({out} holds {', '.join(held)})"
+        return f"no epoch completed, nothing saved in {out}"
+    try: epoch = f"epoch {load_checkpoint(out/'last.pth')['epoch']}"
+    except (ValueError, OSError, KeyError): epoch = "the last completed epoch"
+    return f"{epoch} (numbered from 0) is the last saved, in {out/'last.pth'}: resume with the same command and --resume"
+
 def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls, test_dl or None)`
                model_fn:Callable, # `model_fn(dls)` -> model returning `(a_out, mu_out, sig2_out)`
                data:str='data', # folder holding the data set's files
@@ -776,13 +831,14 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                optimizer:str='paper_radam', # 'paper_radam' (fastai's RAdam) or 'foreach_radam' (PyTorch's multi-tensor RAdam: the same update, fewer kernels)
                loss:str='cross_entropy', # 'cross_entropy' (the paper's), 'spread' (Hinton et al.'s, for EM routing) or 'margin' (Sabour et al.'s, for dynamic routing)
                settings:dict|None=None, # the data module's own settings (model size, augmentation, split), recorded in results.json
-               run_files:dict|None=None, # `{name: text}` the data module records in `out` once `out` is checked (SST's targets.json)
+               run_files:dict|None=None, # `{name: text}` the data module records in `out` once the data are read (SST's targets.json)
               ) -> dict:
     "Train with the paper's regime, checkpointing to `out`, then evaluate the best-by-validation model once on the test set"
     with cli_errors(running_as_command()):   # from a command line: bad input in one line, Ctrl-C in one line
         # refused before any data is read (smallNORB's files take a while)
         check_positive_ints(epochs=epochs, bs=bs)
-        if not 0 < lr_min <= lr_max: raise ValueError(f"learning rates must satisfy 0 < lr_min <= lr_max, received lr_min={lr_min}, lr_max={lr_max}")
+        if not (is_int(seed) and seed >= 0): raise ValueError(f"seed must be an int >= 0 (--seed); received {seed!r}")   # NumPy takes no other
+        if not 0 < lr_min <= lr_max < math.inf: raise ValueError(f"learning rates must be finite and satisfy 0 < lr_min <= lr_max, received lr_min={lr_min}, lr_max={lr_max}")
         if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
         check_loss_name(loss)
         if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
@@ -791,8 +847,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
         run = {'seed': seed, 'bs': bs, **(settings or {})}   # what a resumed run must keep
         if resume and (out/'last.pth').exists():   # fit_paper checks the rest (schedule, model, loss) once the model exists
             ck = load_checkpoint(out/'last.pth')
-            check_run_settings(ck.get('run'), run); check_epochs(ck, epochs, out/'last.pth'); del ck
-        for name, text in (run_files or {}).items(): out.mkdir(parents=True, exist_ok=True); (out/name).write_text(text)
+            check_run_settings(ck.get('run'), run); check_epochs(ck, epochs, out/'last.pth'); check_resumed_monitor(ck, monitor); del ck
         set_seed(seed, reproducible=True)
         device = torch.device('cpu') if cpu else default_device()
         if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
@@ -800,19 +855,25 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
         if len(dls.valid.dataset if hasattr(dls.valid, 'dataset') else dls.valid) == 0:
             raise ValueError("the validation set is empty: it selects best.pth; give the data's validation split "
                              "(e.g. --n_valid_per_class, --n_valid_per_category) at least 1")
+        if len(dls.train) == 0:   # an epoch of no step: the run would end untrained and still report a test result
+            raise ValueError(f"an epoch has no training batch: {getattr(dls.train, 'n', '?')} training samples at --bs {bs} "
+                             "(an incomplete last batch is dropped): lower --bs")
         model = model_fn(dls)
         if compile_model: compile_whole_model(model, mode=compile_mode)
         learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], 'loss_func': LOSSES[loss](), **(learner_kwargs or {})}
         learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
         print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
+        for name, text in (run_files or {}).items(): (out/name).write_text(text)   # only now: a command that failed earlier leaves none
         t0 = time.time()
         try:
             fit_paper(learn, epochs, lr_max=lr_max, lr_min=lr_min, ckpt_dir=out, resume=resume, monitor=monitor,
                       show_progress=not quiet, run_settings=run)
         except KeyboardInterrupt as e:   # what the command line tells its user (`cli_errors`)
-            e.cli_hint = (f"the last completed epoch is saved in {out/'last.pth'}: resume with the same command and --resume"
-                          if (out/'last.pth').exists() else f"no epoch completed, nothing saved in {out}")
+            e.cli_hint = interrupted_hint(out)
             raise
+        if learn.best_valid['value'] is None:
+            raise ValueError(f"no epoch gave a finite validation loss and {monitor}: no model was selected (no best.pth in {out}), "
+                             "so none is tested")
         with quiet_learner(learn, quiet):
             test = evaluate_checkpoint(learn, test_dl, out/'best.pth') if test_dl is not None else None
         results = {'epochs': epochs, 'bs': bs, 'lr_max': lr_max, 'lr_min': lr_min, 'seed': seed, 'device': str(device), 'compile_model': compile_model,
@@ -830,7 +891,7 @@ def _synthetic_dls_fn(data, bs=20, device=None):
     return dls, DataLoader(list(zip(*synthetic_textures(60, seed=99))), bs=bs, device=device)
 
 @call_parse
-@delegates(train_main, but=['dls_fn', 'model_fn', 'learner_kwargs', 'data', 'settings'])
+@delegates(train_main, but=['dls_fn', 'model_fn', 'learner_kwargs', 'data', 'settings', 'run_files'])
 def smoke_main(pad:int=2, # pixels of edge padding for random crops
                lr_max:float=0.1, # peak learning rate (a tiny model, few steps)
                lr_min:float=5e-3, # first and last learning rate
