@@ -4,24 +4,20 @@ A variance computed without forming the votes is clamped at zero before eps is a
 negative; rounding in float32 can make the rearranged sum so). This trains the Fashion-MNIST model of
 `nbs/03b_fashion_mnist_routings.ipynb` (16 parts, 2 iterations, peak rate 1e-2, 3-epoch schedule, seed 0) for its
 first epoch and counts the variances the clamp raised from below zero (it watches the one `clamp` call inside
-`implicit_moments`).
+`implicit_moments`), for each routing named (em and heinsen: the two routings that use implicit_moments).
 
-    python bench/clamp_count.py em        # or heinsen: the two routings that use implicit_moments
+    OMP_NUM_THREADS=1 python bench/clamp_count.py em heinsen --threads 1 --out bench/results/clamp_count.md
 """
-import argparse, torch, warnings
+import argparse, platform, torch, warnings
+from datetime import datetime, timezone
 from pathlib import Path
 from fastai.callback.core import Callback, CancelFitException
 import capsule_routing.routing as routing, capsule_routing.lineage as lineage
 from capsule_routing.training import capsule_learner, fit_paper, OPTIMIZERS, set_seed
 from capsule_routing.vision import fashion_mnist_dataloaders, fashion_mnist_capsnet
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('routing', choices=['heinsen', 'em'])
-    p.add_argument('--data', default='../shared/data/fashion-mnist')
-    p.add_argument('--steps', type=int, default=2750, help='training steps to count over (an epoch: 2,750)')
-    args = p.parse_args()
-    warnings.filterwarnings('ignore')
+def count_clamps(routing_name, data, steps):
+    "Train `routing_name`'s model for `steps` steps; the counts of the variances `implicit_moments` clamped from below zero."
     counts = dict(calls=0, variances=0, clamped=0, calls_with_any=0)
     moments, clamp = routing.implicit_moments, torch.Tensor.clamp
     def watched_clamp(x, *args, **kwargs):   # implicit_moments clamps once: its variances before eps is added
@@ -36,15 +32,39 @@ def main():
     routing.implicit_moments = lineage.implicit_moments = counted   # the names the two routes call
     class Stop(Callback):
         def after_batch(self):
-            if self.training and self.learn.train_iter >= args.steps: raise CancelFitException
-    set_seed(0, reproducible=True); torch.set_flush_denormal(True)
-    dls, _ = fashion_mnist_dataloaders(Path(args.data), bs=20, device='cpu')
-    model = fashion_mnist_capsnet(n_iters=2, n_parts=16, routing=args.routing)
-    out = Path('/tmp/clamp_count')/args.routing
-    learn = capsule_learner(dls, model, device=torch.device('cpu'), path=out, model_dir='.', opt_func=OPTIMIZERS['paper_radam'], pad=2)
-    fit_paper(learn, 3, lr_max=1e-2, lr_min=1e-5, ckpt_dir=out, show_progress=False, cbs=[Stop()])
-    print(f"{args.routing}: {counts['clamped']:,} of {counts['variances']:,} variances clamped from below zero "
-          f"({100 * counts['clamped'] / counts['variances']:.3f}%), in {counts['calls_with_any']:,} of {counts['calls']:,} calls "
-          f"of implicit_moments, over {args.steps:,} training steps")
+            if self.training and self.learn.train_iter >= steps: raise CancelFitException
+    try:
+        set_seed(0, reproducible=True); torch.set_flush_denormal(True)
+        dls, _ = fashion_mnist_dataloaders(Path(data), bs=20, device='cpu')
+        model = fashion_mnist_capsnet(n_iters=2, n_parts=16, routing=routing_name)
+        out = Path('/tmp/clamp_count')/routing_name
+        learn = capsule_learner(dls, model, device=torch.device('cpu'), path=out, model_dir='.', opt_func=OPTIMIZERS['paper_radam'], pad=2)
+        fit_paper(learn, 3, lr_max=1e-2, lr_min=1e-5, ckpt_dir=out, show_progress=False, cbs=[Stop()])
+    finally: routing.implicit_moments = lineage.implicit_moments = moments
+    return counts
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('routings', nargs='+', choices=['heinsen', 'em'])
+    p.add_argument('--data', default='../shared/data/fashion-mnist')
+    p.add_argument('--steps', type=int, default=2750, help='training steps to count over (an epoch: 2,750)')
+    p.add_argument('--threads', type=int, default=1)
+    p.add_argument('--out', default=None, help='a markdown file to write the table to')
+    args = p.parse_args()
+    warnings.filterwarnings('ignore'); torch.set_num_threads(args.threads)
+    lines = [f'Variances clamped from below zero by `implicit_moments` while the Fashion-MNIST model of 03b (16 parts, '
+             f'2 iterations, peak rate 1e-2, 3-epoch schedule, seed 0) trains for {args.steps:,} steps at batch 20 on the CPU '
+             f'({platform.processor() or platform.machine()}, {args.threads} thread{"s" if args.threads > 1 else ""}), '
+             f'torch {torch.__version__}. Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by '
+             f'`python bench/clamp_count.py {" ".join(args.routings)} --threads {args.threads}`.', '',
+             '| routing | variances clamped | variances | share | calls with a clamped variance | calls |', '|---|---|---|---|---|---|']
+    for name in args.routings:
+        c = count_clamps(name, args.data, args.steps)
+        print(f"{name}: {c['clamped']:,} of {c['variances']:,} variances clamped from below zero "
+              f"({100 * c['clamped'] / c['variances']:.3f}%), in {c['calls_with_any']:,} of {c['calls']:,} calls "
+              f"of implicit_moments, over {args.steps:,} training steps", flush=True)
+        lines.append(f"| {name} | {c['clamped']:,} | {c['variances']:,} | {100 * c['clamped'] / c['variances']:.3f}% | "
+                     f"{c['calls_with_any']:,} | {c['calls']:,} |")
+    if args.out: Path(args.out).write_text('\n'.join(lines) + '\n')
 
 if __name__ == '__main__': main()

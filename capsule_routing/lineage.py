@@ -4,7 +4,8 @@
 
 # %% ../nbs/01a_routing_lineage.ipynb #35700365
 from __future__ import annotations
-import functools, torch, torch.nn as nn, torch.nn.functional as F
+import functools, math, numbers, torch, torch.nn as nn, torch.nn.functional as F
+from collections.abc import Sequence
 from .core import check_positive_ints
 from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite
 from .routing import uses_implicit_votes, implicit_vote_features, implicit_e_step, implicit_moments
@@ -12,8 +13,9 @@ from .routing import uses_implicit_votes, implicit_vote_features, implicit_e_ste
 # %% auto #0
 __all__ = ['LINEAGE', 'ROUTINGS', 'flat_inputs', 'routes_in_float32', 'shaped_outputs', 'votes', 'check_lineage_sizes',
            'LineageLayer', 'FormedVotes', 'SharedWeightVotes', 'squash', 'squashed_length_logit', 'route_dynamically',
-           'DynamicRouting', 'em_m_step', 'em_score', 'route_by_em', 'route_by_em_with_implicit_votes', 'EMRouting',
-           'route_by_inverted_attention', 'InvertedDotProductRouting', 'routing_class']
+           'DynamicRouting', 'em_m_step', 'em_score', 'inv_temp_schedule', 'route_by_em',
+           'route_by_em_with_implicit_votes', 'EMRouting', 'route_by_inverted_attention', 'InvertedDotProductRouting',
+           'routing_class']
 
 # %% ../nbs/01a_routing_lineage.ipynb #f6f828d9
 def flat_inputs(layer:nn.Module, # a `LineageLayer` (or any layer with `d_cov`, `d_inp`, `n_inp`, `n_out`, `W`, `check_finite`)
@@ -51,9 +53,10 @@ def check_lineage_sizes(name:str, d_cov, d_inp, d_out, n_inp, n_out, n_iters):
     "Refuse sizes a layer of the lineage cannot have, naming the argument"
     check_positive_ints(d_cov=d_cov, d_inp=d_inp, d_out=d_out, n_iters=n_iters)
     if not (isinstance(n_inp, int) and (n_inp >= 1 or n_inp == -1)): raise ValueError(f"n_inp must be a positive int or -1 (variable); received {n_inp!r}")
-    if not (isinstance(n_out, int) and n_out >= 1):
-        raise ValueError(f"{name} needs a fixed number of outputs, n_out >= 1 (received {n_out!r}): its outputs are told apart by "
+    if isinstance(n_out, int) and n_out == -1:   # -1 is `Routing`'s variable number of outputs: say why it is refused here
+        raise ValueError(f"{name} needs a fixed number of outputs, n_out >= 1 (received n_out=-1): its outputs are told apart by "
                          "their own weights; a number of outputs given at each call is `Routing`'s")
+    check_positive_ints(n_out=n_out)
 
 class LineageLayer(nn.Module):
     "What the three layers below share: checked sizes, weights $W$ [n_inp or 1, n_out, d_inp, d_out] for votes without bias, the call's checks"
@@ -65,9 +68,15 @@ class LineageLayer(nn.Module):
         self.d_cov, self.d_inp, self.d_out, self.n_inp, self.n_out, self.n_iters = d_cov, d_inp, d_out, n_inp, n_out, n_iters
         self.W = nn.Parameter(torch.randn(max(n_inp, 1), n_out, d_inp, d_out) / d_inp)
 
-    def forms_votes(self, dtype:torch.dtype=torch.float32) -> bool:
-        "Whether the layer forms its votes: unless the weights are shared over inputs and `implicit_votes` is set"
+    def forms_votes(self, dtype:torch.dtype=torch.float32, n_out:int|None=None) -> bool:
+        "Whether the layer forms its votes: unless the weights are shared over inputs and `implicit_votes` is set (`n_out`: as `Routing`'s, the layer's own or None)"
+        self.check_fixed_n_out(n_out)
         return not (self.implicit_votes and self.n_inp == -1)
+
+    def check_fixed_n_out(self, n_out:int|None):
+        "Refuse a number of outputs other than the layer's fixed one, where `Routing`'s methods take one"
+        if not (n_out is None or (isinstance(n_out, int) and n_out == self.n_out)):
+            raise ValueError(f"{type(self).__name__} has a fixed n_out={self.n_out}; received n_out={n_out!r}")
 
     def votes_of(self, mu:torch.Tensor, # [b, i, c, d] input poses, zero where removed
     ) -> FormedVotes|SharedWeightVotes:
@@ -185,6 +194,17 @@ def em_score(amount:torch.Tensor,   # [b, j] data each output explains, sum_i R'
     cost = (beta_v[:, None, None] + 0.5 * torch.log(sig2_out)).sum((-2, -1)) * amount   # [b, j]; log sigma = log(sigma^2) / 2
     return inv_temp * (beta_a - cost)
 
+# %% ../nbs/01a_routing_lineage.ipynb #c491c5d9
+def inv_temp_schedule(inv_temps, # lambda for each iteration, or None for 1, 2, ..., n_iters
+                      n_iters:int,
+) -> tuple: # n_iters floats
+    "EM routing's inverse temperatures, one per iteration, refused unless finite and positive"
+    if inv_temps is None: return tuple(float(t) for t in range(1, n_iters + 1))
+    if not (isinstance(inv_temps, Sequence) and not isinstance(inv_temps, str) and len(inv_temps) == n_iters
+            and all(isinstance(t, numbers.Real) and math.isfinite(t) and t > 0 for t in inv_temps)):
+        raise ValueError(f"inv_temps must hold n_iters={n_iters} finite positive numbers, a sequence of one per iteration; received {inv_temps!r}")
+    return tuple(map(float, inv_temps))
+
 # %% ../nbs/01a_routing_lineage.ipynb #dcf9e7c0
 def route_by_em(
     V:torch.Tensor,      # [b, i, j, c, h] votes
@@ -237,17 +257,15 @@ class EMRouting(LineageLayer):
         eps:float=1e-5,      # keeps means and variances finite
     ):
         super().__init__(d_cov, d_inp, d_out, n_inp, n_out, n_iters)
-        inv_temps = tuple(float(t) for t in (range(1, n_iters + 1) if inv_temps is None else inv_temps))
-        if len(inv_temps) != n_iters or not all(t > 0 for t in inv_temps):
-            raise ValueError(f"inv_temps must hold n_iters={n_iters} positive numbers; received {inv_temps}")
-        self.inv_temps, self.eps = inv_temps, eps
+        self.inv_temps, self.eps = inv_temp_schedule(inv_temps, n_iters), eps
         self.beta_v = nn.Parameter(torch.zeros(n_out))
         self.beta_a = nn.Parameter(torch.zeros(n_out))
 
     def extra_repr(self): return f"{super().extra_repr()}, inv_temps={self.inv_temps}"
 
-    def forms_votes(self, dtype:torch.dtype=torch.float32) -> bool:
-        "Whether the layer forms its votes: under `Routing`'s own condition (`uses_implicit_votes`) it does not"
+    def forms_votes(self, dtype:torch.dtype=torch.float32, n_out:int|None=None) -> bool:
+        "Whether the layer forms its votes: under `Routing`'s own condition (`uses_implicit_votes`) it does not (`n_out`: the layer's own or None)"
+        self.check_fixed_n_out(n_out)
         return not uses_implicit_votes(self, self.n_out, dtype)
 
     @routes_in_float32
@@ -259,7 +277,8 @@ class EMRouting(LineageLayer):
     ) -> tuple: # a_out [..., n_out], mu_out and sig2_out [..., n_out, d_cov, d_out] (, R)
         "Route by fitting a mixture of Gaussians to the votes"
         n_out, a, mu = flat_inputs(self, a_inp, mu_inp, n_out)                   # [b, i], [b, i, c, d]
-        params = (self.beta_v, self.beta_a, self.inv_temps, self.eps)
+        inv_temps = inv_temp_schedule(self.inv_temps, self.n_iters)               # set after construction, the two must still agree
+        params = (self.beta_v, self.beta_a, inv_temps, self.eps)
         if self.forms_votes(mu.dtype): routed = route_by_em(votes(mu, self.W), torch.sigmoid(a), *params)
         else: routed = route_by_em_with_implicit_votes(torch.sigmoid(a), mu, self.W, *params)
         return shaped_outputs(a_inp.shape[:-1], *routed, return_R)
@@ -270,7 +289,7 @@ def route_by_inverted_attention(
     n_iters:int,
     norm:nn.LayerNorm, # over the c*h entries of a pose
 ) -> tuple: # p [b, j, c, h] output poses, r [b, i, j] routing coefficients of the last round
-    "Tsai et al.'s Procedure 1, one line per step"
+    "Tsai et al.'s Procedure 1 for one layer, iterated `n_iters` times on its own inputs (not their concurrent Procedure 2)"
     p = V.new_zeros(V.shape[0], *V.shape[2:])                                       # [b, j, c, h] poses start at 0
     for _ in range(n_iters):
         r = F.softmax(V.agreement(p), dim=-1)                                       # [b, i, j] outputs compete for each input
@@ -280,7 +299,7 @@ def route_by_inverted_attention(
 
 # %% ../nbs/01a_routing_lineage.ipynb #0be56d4b
 class InvertedDotProductRouting(LineageLayer):
-    "Tsai et al. (2020): outputs compete for each input by the dot product of its vote with their last pose; poses are layer-normalized"
+    "Tsai et al. (2020), one layer routed on its own: outputs compete for each input by the dot product of its vote with their last pose; poses are layer-normalized. Stacked, layers route one after the other (their ablation B), not concurrently"
     def __init__(self,
         d_cov:int,     # rows of every capsule
         d_inp:int,     # columns of an input capsule
@@ -290,6 +309,9 @@ class InvertedDotProductRouting(LineageLayer):
         n_iters:int=3, # routing rounds
     ):
         super().__init__(d_cov, d_inp, d_out, n_inp, n_out, n_iters)
+        if d_cov * d_out == 1:
+            raise ValueError(f"InvertedDotProductRouting needs poses of 2 or more entries (d_cov * d_out >= 2; received d_cov={d_cov}, "
+                             f"d_out={d_out}): LayerNorm of a single entry is 0 whatever the entry, so every output pose would be LayerNorm's bias, whatever the input")
         self.norm = nn.LayerNorm(d_cov * d_out)
         self.readout = nn.Linear(d_cov * d_out, 1)
 
