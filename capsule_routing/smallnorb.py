@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip, os, shutil, struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 import numpy as np
 import torch
 from torch import nn
@@ -19,7 +20,7 @@ __all__ = ['NORB_MAGIC', 'NORB_MAGIC_OF', 'SMALLNORB_URL', 'SMALLNORB_PREFIX', '
            'write_norb_matrix', 'read_norb_matrix', 'smallnorb_filename', 'SmallNORB', 'load_smallnorb',
            'write_synthetic_smallnorb', 'show_smallnorb', 'download_smallnorb', 'check_seed', 'holdout_instances',
            'coordinate_channels', 'conv_output_size', 'min_image_size', 'SmallNORBCapsNet', 'max_relative_error',
-           'main']
+           'download_for_command_line', 'main']
 
 # %% ../nbs/03_smallnorb.ipynb #4a77a8a3
 NORB_MAGIC = {0x1E3D4C55: np.dtype('u1'),   # uint8 (the images)
@@ -372,9 +373,9 @@ def max_relative_error(got:torch.Tensor, want:torch.Tensor) -> float:
 # %% ../nbs/03_smallnorb.ipynb #07aa0799
 from fastcore.script import call_parse
 
-def _download_for_command_line(data):
-    "`download_smallnorb(data)`, its network and disk failures (`OSError`, urllib's `URLError` among them) as one-line errors"
-    try: download_smallnorb(data)
+def download_for_command_line(download:Callable, data):
+    "`download(data)`, its network and disk failures (`OSError`, urllib's `URLError` among them) as one-line errors"
+    try: download(data)
     except OSError as e: raise ValueError(f"--download into {data} failed: {e}") from e
 
 @call_parse
@@ -404,7 +405,7 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
         # before a download or the data: this module's own settings here, the shared ones (--out, --epochs, --seed, --routing...) in train_main
         check_pad(pad); check_valid_count(n_valid_per_category, 'n_valid_per_category', 'toys of each category')
         def dls_fn(data, bs, device):   # train_main calls it once every check has passed
-            if download: _download_for_command_line(data)
+            if download: download_for_command_line(download_smallnorb, data)
             return smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
         return train_main(dls_fn, lambda dls: SmallNORBCapsNet(routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
                           out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, learner_kwargs=dict(pad=pad),

@@ -19,7 +19,7 @@ from torch.utils.data import TensorDataset
 from .core import default_device, open_maybe_gzip
 from .lineage import routing_class
 from .downloads import check_checksum, download_file, sha256sum
-from .smallnorb import SmallNORBCapsNet, conv_output_size, holdout_instances, load_smallnorb
+from .smallnorb import SmallNORBCapsNet, conv_output_size, holdout_instances, load_smallnorb, download_for_command_line
 
 # %% auto #0
 __all__ = ['IDX_TYPES', 'FASHION_MNIST_CLASSES', 'FASHION_MNIST_FILES', 'FASHION_MNIST_URL', 'FASHION_MNIST_CHECKSUMS',
@@ -272,11 +272,12 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
                        download:bool=False, # first fetch the four files into `data` (`download_fashion_mnist`; files already there are verified)
                       ) -> dict:
     "Train and evaluate the 28x28 capsule network on Fashion-MNIST with the paper's regime"
-    from capsule_routing.training import train_main, cli_errors, running_as_command, check_out_folder
+    from capsule_routing.training import train_main, check_pad, cli_errors, running_as_command
     with cli_errors(running_as_command()):   # from the command line: bad input in one line (`cli_errors`)
-        check_valid_count(n_valid_per_class, 'n_valid_per_class'); routing_class(routing); check_out_folder(out, resume)   # before any download
-        if download: download_fashion_mnist(data)
-    dls_fn = lambda data, bs, device: fashion_mnist_dataloaders(data, bs, device, n_valid_per_class=n_valid_per_class, seed=seed)
+        check_pad(pad); check_valid_count(n_valid_per_class, 'n_valid_per_class')   # the shared settings are checked by train_main
+    def dls_fn(data, bs, device):   # train_main calls it once every check has passed: a download comes after them all
+        if download: download_for_command_line(download_fashion_mnist, data)
+        return fashion_mnist_dataloaders(data, bs, device, n_valid_per_class=n_valid_per_class, seed=seed)
     return train_main(dls_fn, lambda dls: fashion_mnist_capsnet(n_iters=n_iters, n_parts=n_parts, width=width, routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max,
                       lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
                       learner_kwargs=dict(pad=pad), compile_model=compile_model,
