@@ -5,8 +5,9 @@ negative; rounding in float32 can make the rearranged sum so). This trains the F
 `nbs/03b_fashion_mnist_routings.ipynb` (16 parts, 2 iterations, peak rate 1e-2, 3-epoch schedule, seed 0) for its
 first epoch and counts the variances the clamp raised from below zero (it watches the one `clamp` call inside
 `implicit_moments`), for each routing named (em and heinsen: the two routings that use implicit_moments).
+Both routes compute in float64 since 2026-11-25; `--float32` routes them in float32, as before.
 
-    OMP_NUM_THREADS=1 python bench/clamp_count.py em heinsen --threads 1 --out bench/results/clamp_count.md
+    OMP_NUM_THREADS=1 python bench/clamp_count.py em heinsen --float32 --threads 1 --out bench/results/clamp_count.md
 """
 import argparse, platform, torch, warnings
 from datetime import datetime, timezone
@@ -16,7 +17,7 @@ import capsule_routing.routing as routing, capsule_routing.lineage as lineage
 from capsule_routing.training import capsule_learner, fit_paper, OPTIMIZERS, set_seed
 from capsule_routing.vision import fashion_mnist_dataloaders, fashion_mnist_capsnet
 
-def count_clamps(routing_name, data, steps):
+def count_clamps(routing_name, data, steps, float32=False):
     "Train `routing_name`'s model for `steps` steps; the counts of the variances `implicit_moments` clamped from below zero."
     counts = dict(calls=0, variances=0, clamped=0, calls_with_any=0)
     moments, clamp = routing.implicit_moments, torch.Tensor.clamp
@@ -30,6 +31,10 @@ def count_clamps(routing_name, data, steps):
         try: return moments(*args, **kwargs)
         finally: torch.Tensor.clamp = clamp
     routing.implicit_moments = lineage.implicit_moments = counted   # the names the two routes call
+    in_float64 = routing.route_with_implicit_votes_in_float64, lineage.route_by_em_with_implicit_votes_in_float64
+    if float32:   # the routes as the layers call them, without their float64 wrappers
+        routing.route_with_implicit_votes_in_float64 = routing.route_with_implicit_votes
+        lineage.route_by_em_with_implicit_votes_in_float64 = lineage.route_by_em_with_implicit_votes
     class Stop(Callback):
         def after_batch(self):
             if self.training and self.learn.train_iter >= steps: raise CancelFitException
@@ -40,7 +45,9 @@ def count_clamps(routing_name, data, steps):
         out = Path('/tmp/clamp_count')/routing_name
         learn = capsule_learner(dls, model, device=torch.device('cpu'), path=out, model_dir='.', opt_func=OPTIMIZERS['paper_radam'], pad=2)
         fit_paper(learn, 3, lr_max=1e-2, lr_min=1e-5, ckpt_dir=out, show_progress=False, cbs=[Stop()])
-    finally: routing.implicit_moments = lineage.implicit_moments = moments
+    finally:
+        routing.implicit_moments = lineage.implicit_moments = moments
+        routing.route_with_implicit_votes_in_float64, lineage.route_by_em_with_implicit_votes_in_float64 = in_float64
     return counts
 
 def main():
@@ -50,16 +57,18 @@ def main():
     p.add_argument('--steps', type=int, default=2750, help='training steps to count over (an epoch: 2,750)')
     p.add_argument('--threads', type=int, default=1)
     p.add_argument('--out', default=None, help='a markdown file to write the table to')
+    p.add_argument('--float32', action='store_true', help='route in float32, as the library did before 2026-11-25')
     args = p.parse_args()
     warnings.filterwarnings('ignore'); torch.set_num_threads(args.threads)
     lines = [f'Variances clamped from below zero by `implicit_moments` while the Fashion-MNIST model of 03b (16 parts, '
              f'2 iterations, peak rate 1e-2, 3-epoch schedule, seed 0) trains for {args.steps:,} steps at batch 20 on the CPU '
              f'({platform.processor() or platform.machine()}, {args.threads} thread{"s" if args.threads > 1 else ""}), '
-             f'torch {torch.__version__}. Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by '
-             f'`python bench/clamp_count.py {" ".join(args.routings)} --threads {args.threads}`.', '',
+             f'torch {torch.__version__}, the routes computed in {"float32" if args.float32 else "float64"}. '
+             f'Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by '
+             f'`python bench/clamp_count.py {" ".join(args.routings)}{" --float32" if args.float32 else ""} --threads {args.threads}`.', '',
              '| routing | variances clamped | variances | share | calls with a clamped variance | calls |', '|---|---|---|---|---|---|']
     for name in args.routings:
-        c = count_clamps(name, args.data, args.steps)
+        c = count_clamps(name, args.data, args.steps, args.float32)
         print(f"{name}: {c['clamped']:,} of {c['variances']:,} variances clamped from below zero "
               f"({100 * c['clamped'] / c['variances']:.3f}%), in {c['calls_with_any']:,} of {c['calls']:,} calls "
               f"of implicit_moments, over {args.steps:,} training steps", flush=True)

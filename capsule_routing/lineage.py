@@ -8,14 +8,14 @@ import functools, math, numbers, torch, torch.nn as nn, torch.nn.functional as F
 from collections.abc import Sequence
 from .core import check_positive_ints
 from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite
-from .routing import uses_implicit_votes, implicit_vote_features, implicit_e_step, implicit_moments
+from .routing import uses_implicit_votes, implicit_vote_features, implicit_e_step, implicit_moments, in_float64
 
 # %% auto #0
-__all__ = ['LINEAGE', 'ROUTINGS', 'flat_inputs', 'routes_in_float32', 'shaped_outputs', 'votes', 'check_lineage_sizes',
-           'LineageLayer', 'FormedVotes', 'SharedWeightVotes', 'squash', 'squashed_length_logit', 'route_dynamically',
-           'DynamicRouting', 'em_m_step', 'em_score', 'inv_temp_schedule', 'route_by_em',
-           'route_by_em_with_implicit_votes', 'EMRouting', 'route_by_inverted_attention', 'InvertedDotProductRouting',
-           'routing_class']
+__all__ = ['route_by_em_with_implicit_votes_in_float64', 'LINEAGE', 'ROUTINGS', 'flat_inputs', 'routes_in_float32',
+           'shaped_outputs', 'votes', 'check_lineage_sizes', 'LineageLayer', 'FormedVotes', 'SharedWeightVotes',
+           'squash', 'squashed_length_logit', 'route_dynamically', 'DynamicRouting', 'em_m_step', 'em_score',
+           'inv_temp_schedule', 'route_by_em', 'route_by_em_with_implicit_votes', 'EMRouting',
+           'route_by_inverted_attention', 'InvertedDotProductRouting', 'routing_class']
 
 # %% ../nbs/01a_routing_lineage.ipynb #f6f828d9
 def flat_inputs(layer:nn.Module, # a `LineageLayer` (or any layer with `d_cov`, `d_inp`, `n_inp`, `n_out`, `W`, `check_finite`)
@@ -242,6 +242,8 @@ def route_by_em_with_implicit_votes(
         a_out = em_score(amount, sig2_out, beta_v, beta_a, inv_temp)
     return a_out, mu_out, sig2_out, R
 
+route_by_em_with_implicit_votes_in_float64 = in_float64(route_by_em_with_implicit_votes)   # what `EMRouting` calls
+
 # %% ../nbs/01a_routing_lineage.ipynb #5ceff8e4
 class EMRouting(LineageLayer):
     "Hinton et al. (2018): fit a Gaussian per output to its presence-weighted votes; an output is present when its fit is cheap"
@@ -280,7 +282,7 @@ class EMRouting(LineageLayer):
         inv_temps = inv_temp_schedule(self.inv_temps, self.n_iters)               # set after construction, the two must still agree
         params = (self.beta_v, self.beta_a, inv_temps, self.eps)
         if self.forms_votes(mu.dtype): routed = route_by_em(votes(mu, self.W), torch.sigmoid(a), *params)
-        else: routed = route_by_em_with_implicit_votes(torch.sigmoid(a), mu, self.W, *params)
+        else: routed = route_by_em_with_implicit_votes_in_float64(torch.sigmoid(a), mu, self.W, *params)
         return shaped_outputs(a_inp.shape[:-1], *routed, return_R)
 
 # %% ../nbs/01a_routing_lineage.ipynb #33ff01bb

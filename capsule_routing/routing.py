@@ -10,12 +10,12 @@ from typing import Callable
 from .core import check_positive_ints, is_int
 
 # %% auto #0
-__all__ = ['INPUT_BLOCK', 'compute_votes', 'symmetry_breaking_bias', 'log_densities', 'e_step', 'd_step', 'm_step',
-           'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace', 'first_order_only', 'SqDistance',
-           'UseWeightedMoments', 'VotesGrad', 'Routing', 'votes_in_one_product', 'SharedVotes',
-           'implicit_vote_features', 'vote_column_products', 'implicit_e_step', 'implicit_moments',
-           'route_with_implicit_votes', 'route_with_implicit_votes_in_float64', 'uses_implicit_votes',
-           'compute_votes_unrolled', 'compiled_equations']
+__all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'compute_votes', 'symmetry_breaking_bias', 'log_densities',
+           'e_step', 'd_step', 'm_step', 'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace',
+           'first_order_only', 'SqDistance', 'UseWeightedMoments', 'VotesGrad', 'Routing', 'votes_in_one_product',
+           'SharedVotes', 'implicit_vote_features', 'vote_column_products', 'implicit_e_step', 'implicit_moments',
+           'route_with_implicit_votes', 'in_float64', 'uses_implicit_votes', 'compute_votes_unrolled',
+           'compiled_equations']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -472,19 +472,24 @@ def route_with_implicit_votes(
     return a_out, mu_out, sig2_out, R
 
 # %% ../nbs/01_routing.ipynb #f10e9961
-def route_with_implicit_votes_in_float64(a_inp:torch.Tensor, mu_inp:torch.Tensor, *args, **kwargs) -> tuple:
-    "`route_with_implicit_votes` computed in float64 (its sums cancel where float32 loses small variances), results in the inputs' dtype"
-    widen = lambda t: t.double() if isinstance(t, torch.Tensor) and t.is_floating_point() else t
-    routed = route_with_implicit_votes(widen(a_inp), widen(mu_inp), *map(widen, args), **{k: widen(v) for k, v in kwargs.items()})
-    return tuple(t.to(mu_inp.dtype) for t in routed)
+def in_float64(route:Callable) -> Callable:
+    "`route(a, mu, ...)` computed in float64 (sums that cancel keep their digits), its results in `mu`'s dtype"
+    @functools.wraps(route)
+    def route_in_float64(a:torch.Tensor, mu:torch.Tensor, *args, **kwargs) -> tuple:
+        widen = lambda t: t.double() if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+        routed = route(widen(a), widen(mu), *map(widen, args), **{k: widen(v) for k, v in kwargs.items()})
+        return tuple(t.to(mu.dtype) for t in routed)
+    return route_in_float64
+
+route_with_implicit_votes_in_float64 = in_float64(route_with_implicit_votes)   # what `Routing` calls
 
 # %% ../nbs/01_routing.ipynb #b698fece
-def uses_implicit_votes(layer:Routing, n_out:int, dtype:torch.dtype) -> bool:
+def uses_implicit_votes(layer:Routing, n_out:int,
+                        dtype:torch.dtype=torch.float32, # the inputs' (the route computes in float64 whatever it is)
+                       ) -> bool:
     "Whether `layer` routes `n_out` outputs with `route_with_implicit_votes` rather than with votes"
     d = layer.d_inp
-    full_precision = dtype == torch.float64 or torch.compiler.is_compiling() or torch.get_float32_matmul_precision() == 'highest'
-    return (layer.implicit_votes and layer.n_inp == -1 and layer.p_model == 'gaussian' and d * (d + 1) < n_out * layer.d_out
-            and full_precision)
+    return layer.implicit_votes and layer.n_inp == -1 and layer.p_model == 'gaussian' and d * (d + 1) < n_out * layer.d_out
 
 # %% ../nbs/01_routing.ipynb #ab0fdf62
 @patch

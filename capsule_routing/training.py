@@ -724,10 +724,8 @@ def compile_whole_model(model:nn.Module,
                         mode:str|None=None, # `torch.compile`'s mode: None (default) or e.g. 'reduce-overhead' (CUDA graphs on a GPU)
                        ) -> nn.Module:
     "Compile `model` with TorchInductor in place (`nn.Module.compile`), its routing layers without their finite check"
-    full_precision = torch.get_float32_matmul_precision() == 'highest'
     for m in model.modules():
         if hasattr(m, 'check_finite'): m.check_finite = False
-        if hasattr(m, 'implicit_votes') and not full_precision: m.implicit_votes = False
     model.compile(mode=mode)
     return model
 
