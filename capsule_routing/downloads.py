@@ -4,12 +4,15 @@
 
 # %% ../nbs/00a_downloads.ipynb #051841c7
 from __future__ import annotations
-import gzip, hashlib, os, threading, zlib
+import gzip, hashlib, os, threading, time, zlib
 from contextlib import contextmanager
+from http.client import HTTPException
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.error import HTTPError, URLError
 from urllib.request import Request, urlopen
+try: import fcntl
+except ImportError: fcntl = None    # Windows: no lock (download one copy of a file at a time there)
 
 # %% auto #0
 __all__ = ['DIGEST_NAMES', 'RELEASED_URL', 'RELEASED_WEIGHTS', 'ChecksumError', 'IncompleteDownloadError', 'file_digest',
@@ -46,6 +49,21 @@ def md5sum(path) -> str: "Hex MD5 of a file"; return file_digest(path, 'md5')
 # %% ../nbs/00a_downloads.ipynb #00d5cc27
 def sha256sum(path) -> str: "Hex SHA-256 of a file"; return file_digest(path, 'sha256')
 
+# %% ../nbs/00a_downloads.ipynb #7ea4c6d8
+def _published_digest(digest:str, # a hex digest, as published
+                      algorithm:str='sha256', # 'md5' or 'sha256'
+                      argument:str='checksum', # the caller's name for it, for the message
+                     ) -> str:
+    "`digest` stripped and in lowercase, after checking that it is a hex digest of `algorithm`"
+    if algorithm not in DIGEST_NAMES: raise ValueError(f"algorithm must be one of {tuple(DIGEST_NAMES)}, not {algorithm!r}")
+    clean, n_hex = str(digest).strip().lower(), 2 * hashlib.new(algorithm).digest_size
+    if len(clean) != n_hex or any(c not in '0123456789abcdef' for c in clean):
+        fits = [a for a in DIGEST_NAMES if 2 * hashlib.new(a).digest_size == len(clean)]
+        hint = f" (that is the length of an {DIGEST_NAMES[fits[0]]} digest: pass algorithm={fits[0]!r})" if fits else ''
+        raise ValueError(f"{argument} must be the {DIGEST_NAMES[algorithm]} hex digest ({n_hex} hex digits) for "
+                         f"algorithm={algorithm!r}; got {digest!r}, {len(clean)} characters{hint}")
+    return clean
+
 # %% ../nbs/00a_downloads.ipynb #c95878ac
 def check_checksum(path, # a file that must not be changed
                    expected:str, # its published hex digest
@@ -54,7 +72,7 @@ def check_checksum(path, # a file that must not be changed
                    gunzip:bool=False, # check the decompressed content of a .gz file (`file_digest`)
                   ) -> Path:
     "`path` if its digest is `expected`; else `ChecksumError`, leaving the file as it is"
-    path = Path(path)
+    path, expected = Path(path), _published_digest(expected, algorithm, 'expected')
     got = file_digest(path, algorithm, gunzip)
     if got != expected:
         name = DIGEST_NAMES[algorithm]
@@ -71,6 +89,12 @@ def fetch_url(url:str, # what to fetch
               timeout:float=60,
              ) -> Path:
     "Download `url` to `dest.part`, resuming a partial `.part` with an HTTP Range request; returns the `.part` path"
+    def connection_failed(error, done):  # the server's or the network's fault: what arrived is kept, to resume from
+        return IncompleteDownloadError(f"{url}: the connection failed after {done:,} bytes ({error!r}); "
+                                       f"{part} is kept and the next call resumes from it")
+    def read(response, done):
+        try: return response.read(chunk_size)
+        except (HTTPException, OSError) as e: raise connection_failed(e, done) from e
     dest = Path(dest); part = dest.with_name(dest.name + '.part')
     have = part.stat().st_size if part.exists() else 0
     request = Request(url, headers={'Range': f'bytes={have}-'} if have else {})
@@ -79,6 +103,7 @@ def fetch_url(url:str, # what to fetch
         if e.code == 416 and have: return part  # nothing after byte `have`: the .part is whole (the checksum decides)
         raise IOError(f"{url}: HTTP {e.code} {e.reason}") from e
     except URLError as e: raise IOError(f"{url}: {e.reason}") from e
+    except (HTTPException, OSError) as e: raise connection_failed(e, have) from e  # e.g. no answer, or headers too late
     with response:
         resumed = have and response.status == 206 and response.headers.get('Content-Range', '').startswith(f'bytes {have}-')
         start = have if resumed else 0  # a server that ignores Range sends the whole file again
@@ -92,13 +117,14 @@ def fetch_url(url:str, # what to fetch
             bar.update(0)  # the bar counts the bytes still to come
         try:
             with open(part, 'ab' if resumed else 'wb') as f:
-                while chunk := response.read(chunk_size):
+                while chunk := read(response, done):
                     f.write(chunk); done += len(chunk)
                     if bar is not None: bar.update(min(done, total) - start)
                 f.flush(); os.fsync(f.fileno())  # on disk before anyone renames it
-        except OSError as e:
-            raise IncompleteDownloadError(f"{url}: connection failed after {done:,} bytes ({e}); "
-                                          f"{part} is kept and the next call resumes from it") from e
+        except IncompleteDownloadError: raise   # the connection's failure, from `read`
+        except OSError as e:                    # the local file's: opening, writing or syncing it
+            raise OSError(e.errno, f"cannot write {part} ({e.strerror or e}): the download from {url} stopped "
+                                   f"on the local disk, not the connection") from e
     size = part.stat().st_size
     if total is not None and size != total:
         raise IncompleteDownloadError(f"{url}: received {size:,} of {total:,} bytes; {part} is kept and the next call resumes from it")
@@ -108,6 +134,7 @@ def fetch_url(url:str, # what to fetch
 @contextmanager
 def serve_bytes(files:dict, # {name: bytes} served at /name
                 truncate:dict|None=None, # {name: n}: send only the first n bytes of a response, then close
+                pause:float=0, # seconds to wait halfway through each response
                ):
     "Serve `files` on 127.0.0.1 with HTTP Range support; yields (base_url, log of (path, Range header) requests)"
     log, truncate = [], dict(truncate or {})
@@ -129,12 +156,34 @@ def serve_bytes(files:dict, # {name: bytes} served at /name
             body = data[start:]
             self.send_header('Content-Length', str(len(body))); self.end_headers()
             if name in truncate: body = body[:max(0, truncate.pop(name) - start)]  # announce all, send part
-            self.wfile.write(body)
+            self.wfile.write(body[:len(body)//2]); self.wfile.flush()
+            time.sleep(pause)
+            self.wfile.write(body[len(body)//2:])
             self.close_connection = True
     server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True); thread.start()
     try: yield f'http://127.0.0.1:{server.server_address[1]}/', log
     finally: server.shutdown(); server.server_close(); thread.join()
+
+# %% ../nbs/00a_downloads.ipynb #5d9f1df2
+@contextmanager
+def _download_lock(dest:Path):
+    "Hold an exclusive lock on `.<name>.lock` beside `dest`, waiting (and saying so) while another download holds it"
+    if fcntl is None: yield; return
+    lock = dest.with_name(f'.{dest.name}.lock')
+    def still_there(f):
+        try: return os.path.samestat(os.fstat(f.fileno()), os.stat(lock))
+        except FileNotFoundError: return False
+    while True:
+        f = open(lock, 'a')
+        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for another download of {dest} ...", flush=True)
+            fcntl.flock(f, fcntl.LOCK_EX)
+        if still_there(f): break
+        f.close()       # its holder removed this file on release (below): lock the one at `lock` now
+    try: yield lock
+    finally: lock.unlink(missing_ok=True); f.close()   # removed while held, so no later download waits on a removed file
 
 # %% ../nbs/00a_downloads.ipynb #b408d706
 def download_file(url:str, # where the file is published
@@ -144,18 +193,20 @@ def download_file(url:str, # where the file is published
                   show_progress:bool=True, # a progress bar while bytes arrive
                  ) -> Path:
     "`dest`, downloaded from `url` unless it is there; either way its checksum must equal `checksum`"
-    dest = Path(dest).expanduser()
+    checksum, dest = _published_digest(checksum, algorithm), Path(dest).expanduser()
     if dest.exists(): return check_checksum(dest, checksum, algorithm)   # the user's file: verify only
     dest.parent.mkdir(parents=True, exist_ok=True)
-    part = fetch_url(url, dest, show_progress=show_progress)
-    got = file_digest(part, algorithm)
-    if got != checksum:
-        corrupt = dest.with_name(dest.name + '.corrupt')
-        os.replace(part, corrupt)
-        raise ChecksumError(f"{url}: {DIGEST_NAMES[algorithm]} {got} of the {corrupt.stat().st_size:,} bytes received "
-                            f"differs from the published {checksum}; they were moved to {corrupt}. "
-                            f"Call again to download afresh.")
-    os.replace(part, dest)
+    with _download_lock(dest):
+        if dest.exists(): return check_checksum(dest, checksum, algorithm)   # downloaded while we waited
+        part = fetch_url(url, dest, show_progress=show_progress)
+        got = file_digest(part, algorithm)
+        if got != checksum:
+            corrupt = dest.with_name(dest.name + '.corrupt')
+            os.replace(part, corrupt)
+            raise ChecksumError(f"{url}: {DIGEST_NAMES[algorithm]} {got} of the {corrupt.stat().st_size:,} bytes received "
+                                f"differs from the published {checksum}; they were moved to {corrupt}. "
+                                f"Call again to download afresh.")
+        os.replace(part, dest)
     return dest
 
 # %% ../nbs/00a_downloads.ipynb #2dac5739
