@@ -12,9 +12,10 @@ from torch import nn
 from .smallnorb import SMALLNORB_CLASSES, SmallNORB
 
 # %% auto #0
-__all__ = ['PLOT_MEASURES', 'SMALLNORB_DEGREES', 'affine_theta', 'rotate_shift', 'image_sequence', 'show_image_sequence',
-           'PoseTrajectories', 'class_pose_trajectories', 'classical_mds', 'plot_pose_trajectories', 'pose_changes',
-           'plot_pose_changes', 'smallnorb_sequence', 'smallnorb_pose_trajectories', 'smallnorb_trajectories']
+__all__ = ['PLOT_MEASURES', 'SMALLNORB_DEGREES', 'SMALLNORB_UNITS', 'affine_theta', 'rotate_shift', 'image_sequence',
+           'show_image_sequence', 'PoseTrajectories', 'class_pose_trajectories', 'classical_mds',
+           'plot_pose_trajectories', 'pose_changes', 'plot_pose_changes', 'smallnorb_sequence',
+           'smallnorb_pose_trajectories', 'smallnorb_trajectories']
 
 # %% ../nbs/05_analysis.ipynb #156ed0ab
 def affine_theta(angles:torch.Tensor, # [B] anticlockwise rotations in degrees
@@ -40,10 +41,15 @@ def rotate_shift(images:torch.Tensor, # [B, C, H, W]: uint8 pixels or floats
                 ) -> torch.Tensor: # [B, C, H, W] floats (uint8 pixels become [0, 1])
     "Rotate each image about its centre, then shift it, with bilinear interpolation and zeros outside"
     if images.ndim != 4: raise ValueError(f"expected images [B, C, H, W], got shape {tuple(images.shape)}")
+    if not (images.dtype == torch.uint8 or images.is_floating_point()):   # other integers have no agreed scale
+        raise TypeError(f"images must be uint8 pixels (0-255) or floats; received {images.dtype}: convert them first "
+                        "(e.g. images.float() / 255 for pixels in 0-255)")
     B, C, H, W = images.shape
     x = images.float()/255 if images.dtype == torch.uint8 else images
-    angles = torch.as_tensor(angles, dtype=torch.float64).expand(B)                    # [B]
-    shifts = torch.as_tensor(shifts, dtype=torch.float64).expand(B, 2)                 # [B, 2]
+    angles, shifts = torch.as_tensor(angles, dtype=torch.float64), torch.as_tensor(shifts, dtype=torch.float64)
+    if angles.shape not in ((), (1,), (B,)): raise ValueError(f"angles must be a number or [B={B}]; received shape {tuple(angles.shape)}")
+    if shifts.shape not in ((2,), (1, 2), (B, 2)): raise ValueError(f"shifts must be a pair or [B={B}, 2]; received shape {tuple(shifts.shape)}")
+    angles, shifts = angles.expand(B), shifts.expand(B, 2)                             # [B], [B, 2]
     theta = affine_theta(angles, shifts, H, W).to(x.dtype).to(x.device)               # [B, 2, 3]
     grid = F.affine_grid(theta, (B, C, H, W), align_corners=False)                     # [B, H, W, 2]
     return F.grid_sample(x, grid, mode='bilinear', padding_mode='zeros', align_corners=False)
@@ -164,10 +170,11 @@ def plot_pose_trajectories(traj:PoseTrajectories, # from `class_pose_trajectorie
     bar = ax.figure.colorbar(ScalarMappable(norm, colours), ax=ax, fraction=0.046, pad=0.04)
     ticks = np.unique(np.linspace(0, N - 1, min(N, 6)).round().astype(int))
     bar.set_ticks(ticks); bar.set_ticklabels([f'{float(traj.params[t]):g}' for t in ticks]); bar.set_label(traj.param_name)
-    kept = (evals[:2].clamp(min=0).sum()/evals.clamp(min=0).sum()).item()
+    spread = evals.clamp(min=0).sum().item()
+    kept = (f'MDS keeps {evals[:2].clamp(min=0).sum().item()/spread:.0%} of the spread' if spread > 0
+            else 'all pose vectors coincide: no spread')                 # 0/0 otherwise
     name = traj.class_name if traj.class_name is not None else f'class {traj.label}'
-    ax.set_title(title if title is not None else f'{name} capsule: {N} views x {n_vec} pose vectors\n'
-                 f'(MDS keeps {kept:.0%} of the spread)', fontsize=9)
+    ax.set_title(title if title is not None else f'{name} capsule: {N} views x {n_vec} pose vectors\n({kept})', fontsize=9)
     ax.set_aspect('equal', adjustable='datalim'); ax.set_xticks([]); ax.set_yticks([])
     return ax
 
@@ -222,6 +229,10 @@ def plot_pose_changes(trajs, # a `PoseTrajectories`, a list of them, or {column 
             if col == 0: ax.set_ylabel(label)
             if row == 0: ax.set_title(title, fontsize=9)
             if row == 2: ax.set_xlabel(group[0].param_name)
+    for row, measure in enumerate(PLOT_MEASURES):                      # one scale per measure, so groups compare by eye
+        used = [axs[3*(g // ncols) + row, g % ncols] for g in range(len(groups))]   # this measure's panel of every group
+        lo, hi = (-1., 1.) if measure == 'cosine' else (min(ax.get_ylim()[0] for ax in used), max(ax.get_ylim()[1] for ax in used))
+        for ax in used: ax.set_ylim(lo, hi)
     for g in range(len(groups), n_blocks*ncols):                       # the last block's empty places
         block, col = divmod(g, ncols)
         for row in range(3): axs[3*block + row, col].axis('off')
@@ -230,6 +241,7 @@ def plot_pose_changes(trajs, # a `PoseTrajectories`, a list of them, or {column 
 
 # %% ../nbs/05_analysis.ipynb #2efad324
 SMALLNORB_DEGREES = {'azimuth': lambda v: 10*np.asarray(v), 'elevation': lambda v: 30 + 5*np.asarray(v)}
+SMALLNORB_UNITS = {'azimuth': '10k degrees', 'elevation': '30 + 5k degrees'}   # what SMALLNORB_DEGREES computes, in words
 
 def smallnorb_sequence(data:SmallNORB, # a split from `load_smallnorb`
                        category:int, # 0..4, see `SMALLNORB_CLASSES`
@@ -242,6 +254,11 @@ def smallnorb_sequence(data:SmallNORB, # a split from `load_smallnorb`
     "Indices of one toy's images under one lighting as one viewpoint parameter varies and the other is fixed"
     if vary not in SMALLNORB_DEGREES: raise ValueError(f"vary must be 'azimuth' or 'elevation', got {vary!r}")
     fixed = ('elevation', elevation) if vary == 'azimuth' else ('azimuth', azimuth)
+    for name, value in (fixed, ('lighting', lighting)):
+        levels = np.unique(np.asarray(getattr(data, name)))
+        if value not in levels:
+            hint = f' (levels, not degrees: level k is {SMALLNORB_UNITS[name]})' if name in SMALLNORB_UNITS else ''
+            raise ValueError(f"{name}={value} is not one of this split's {name} levels, {levels.tolist()}{hint}")
     mask = (data.labels == category) & (data.instance == instance) & (data.lighting == lighting) & (getattr(data, fixed[0]) == fixed[1])
     idx = np.flatnonzero(mask)
     if len(idx) == 0:

@@ -4,7 +4,7 @@
 
 # %% ../nbs/04b_sst_results.ipynb #529d45b4
 from __future__ import annotations
-import json, os, re, shutil, sys, tempfile, time
+import json, os, re, shutil, sys, tempfile, time, warnings
 from pathlib import Path
 import numpy as np
 import pandas as pd
@@ -19,25 +19,44 @@ from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, embed_to_
 from .training import load_checkpoint, atomic_save, check_model_repr, CKPT_FORMAT, cli_errors
 
 # %% auto #0
-__all__ = ['UNRECORDED_SETTINGS', 'RUN_FILES', 'OPTIONAL_RUN_FILES', 'SST_ANALYSIS_HELP', 'SETUP_ORDER', 'SETUP', 'PAPER_SETUP',
-           'run_settings', 'transformer_label', 'class_names', 'sst_model_from_state_dict', 'load_run_model',
-           'predict_cached', 'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results', 'embed_texts',
-           'pick_sentences', 'save_embedded_sentences', 'load_embedded_sentences', 'teacher_probabilities', 'teach',
-           'classify_texts', 'classify', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table',
-           'select_setups', 'summary_table', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories',
-           'plot_validation_curves', 'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing',
-           'relative_use', 'plot_token_depth', 'plot_token_class']
+__all__ = ['UNRECORDED_SETTINGS', 'FINISHED_KEYS', 'RUN_FILES', 'OPTIONAL_RUN_FILES', 'SST_ANALYSIS_HELP', 'SETUP_ORDER', 'SETUP',
+           'PAPER_SETUP', 'run_settings', 'run_transformer', 'transformer_label', 'class_names',
+           'sst_model_from_state_dict', 'load_run_model', 'predict_cached', 'predict_run', 'collect_run',
+           'cache_summary', 'collect_sst_results', 'embed_texts', 'pick_sentences', 'save_embedded_sentences',
+           'load_embedded_sentences', 'teacher_probabilities', 'teach', 'classify_texts', 'classify',
+           'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table', 'select_setups', 'summary_table',
+           'sst2_from_sst5', 'ensemble_predictions', 'read_histories', 'plot_validation_curves', 'confusion_counts',
+           'plot_confusion', 'routing_shares', 'sst_routing', 'relative_use', 'plot_token_depth', 'plot_token_class']
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
 # settings that older runs' results.json did not record, at the values those runs used
 UNRECORDED_SETTINGS = dict(train='phrases', n_iters=3, architecture='paper', d_parts=64, n_parts=64, routing='heinsen', d_pose=2, part_init='torch', mixup=0.2, loss='cross_entropy', ema=0., distill=0.)
 
+# what train_sst adds to results.json when the run ends (training alone writes the file without them)
+FINISHED_KEYS = ('task', 'data', 'transformer', 'wall_seconds')
+
 def run_settings(run:str|Path, # a run folder holding results.json
+                 finished:bool=True, # refuse a run whose results.json lacks `FINISHED_KEYS` (still training, or stopped)
                 ) -> dict:
     "The run's `results.json` as a dict, with `UNRECORDED_SETTINGS` for what an older run did not record"
     path = Path(run)/'results.json'
     if not path.exists(): raise FileNotFoundError(f"{path} does not exist: is the run finished?")
-    return {**UNRECORDED_SETTINGS, **json.loads(path.read_text())}
+    recorded = json.loads(path.read_text())
+    missing = [k for k in FINISHED_KEYS if k not in recorded]
+    if finished and missing:
+        raise ValueError(f"{Path(run)} is not finished: its results.json lacks {', '.join(missing)}, which training "
+                         "writes when the run ends (wait for it to end, or resume it)")
+    # an unfinished run's results.json (written by train_main) holds the model's settings under 'settings'
+    return {**UNRECORDED_SETTINGS, **recorded.get('settings', {}), **recorded}
+
+def run_transformer(recorded:str, # the transformer a run's results.json records (the path given at training)
+                    transformer:str|None=None, # the one named instead, e.g. with --transformer
+                   ) -> str:
+    "The transformer to embed with: `transformer` when named, else `recorded`, refused when it is a folder not on this machine"
+    if transformer is not None: return str(transformer)
+    if Path(recorded).is_absolute() and not Path(recorded).exists():   # e.g. a virtual environment since moved or removed
+        raise FileNotFoundError(f"the run's transformer {recorded} is not on this machine; name its folder with --transformer")
+    return recorded
 
 def transformer_label(name:str, # a hub name or a local folder
                      ) -> str:
@@ -71,15 +90,17 @@ def load_run_model(run:str|Path, # a run folder with best.pth (from training) or
     "The run's dev-selected model: `best.pth`'s weights, else `model.pt`'s; routing iterations from its results.json or checkpoint"
     run, printed = Path(run), None
     if (run/'best.pth').exists():
-        ck = load_checkpoint(run/'best.pth')
+        weights, ck = 'best.pth', load_checkpoint(run/'best.pth')
         sd, printed = ck['model'], ck.get('model_repr')   # the model's printed configuration, in newer checkpoints
-    elif (run/'model.pt').exists(): sd = torch.load(run/'model.pt', map_location='cpu', weights_only=True)
+    elif (run/'model.pt').exists(): weights, sd = 'model.pt', torch.load(run/'model.pt', map_location='cpu', weights_only=True)
     else: raise FileNotFoundError(f"{run} holds neither best.pth nor model.pt")
     if 'depth_emb' not in sd:   # every SSTCapsNet has its depth embedding
         raise ValueError(f"{run} is not an SST run: its weights are not an SSTCapsNet's (no depth_emb; e.g. a smallNORB or Fashion-MNIST run)")
-    if (run/'results.json').exists(): n_iters = run_settings(run)['n_iters']
+    if (run/'results.json').exists(): n_iters = run_settings(run, finished=False)['n_iters']
     elif printed is not None: n_iters = int(re.search(r'n_iters=(\d+)', printed)[1])     # an unfinished run
-    else: n_iters = 3
+    else: raise FileNotFoundError(   # the weights do not say how many times the model routes
+        f"{run} has no results.json and its {weights} does not record the model's configuration: the number of routing "
+        "iterations is not in the weights, so the model cannot be rebuilt; put the run's results.json beside them")
     model = sst_model_from_state_dict(sd, n_iters)
     if printed is not None: check_model_repr(printed, model, 'load it')
     return model
@@ -116,7 +137,7 @@ def predict_run(run:str|Path, # a finished run folder (results.json, best.pth)
     run, cfg = Path(run), run_settings(run)
     if split not in ('test', 'dev'): raise ValueError(f"split must be 'test' or 'dev', received {split!r}")
     texts, labels = load_sst(data or cfg['data'], train='roots')[split]
-    tf = FrozenTransformer(transformer or cfg['transformer'], device='cpu')
+    tf = FrozenTransformer(run_transformer(cfg['transformer'], transformer), device='cpu')
     cache = find_cache(texts, tf, cache_dir)
     if cache is None: raise FileNotFoundError(
         f"no embedding cache of the {split} sentences for {tf.name}: build it with "
@@ -139,9 +160,10 @@ def collect_run(run:str|Path, # a finished run folder with its test predictions 
                 weights:bool=False, # also write the dev-selected weights as `model.pt`
                ) -> Path:
     "Copy the run's small files (and optionally its weights) to `dest/<run name>/`"
-    run = Path(run)
+    run = Path(run).resolve()   # so that '.' or 'runs/x/..' has its folder's name
     missing = [f for f in RUN_FILES if not (run/f).exists()]
     if missing: raise FileNotFoundError(f"{run} lacks {missing} (test predictions: `python -m capsule_routing.sst_analysis predict {run}`)")
+    if weights and not (run/'best.pth').exists(): raise FileNotFoundError(f"{run} has no best.pth, the weights that weights=True writes as model.pt")
     out = Path(dest)/run.name
     out.mkdir(parents=True, exist_ok=True)
     for f in RUN_FILES + tuple(f for f in OPTIONAL_RUN_FILES if (run/f).exists()): shutil.copyfile(run/f, out/f)
@@ -184,7 +206,7 @@ def collect_sst_results(runs:str='runs', # folder of run folders
     dest.mkdir(parents=True, exist_ok=True)
     for run in matched:
         # train_sst completes results.json (task, wall time) after train_main first writes it: finished means complete
-        cfg = run_settings(run) if (run/'results.json').exists() else {}
+        cfg = run_settings(run, finished=False) if (run/'results.json').exists() else {}
         if 'wall_seconds' not in cfg:
             print(f"{run.name}: not finished, skipped"); continue
         for split in ('dev', 'test') if dev else ('test',):
@@ -209,9 +231,13 @@ def embed_texts(texts:list[str], # a few texts
                ) -> tuple[torch.Tensor, torch.Tensor, list[list[str]]]:
     "`(mask [B, n], embs [B, n, L, D] rounded to fp16 as in the caches, tokens)`: texts embedded live"
     ids = transformer.token_ids(texts)
-    hs, mask = transformer.embed_batch(ids)                                          # [B, n, L, D], [B, n]
     tokens = [transformer.tokenizer.convert_ids_to_tokens(i) for i in ids]
-    return mask.float(), hs.half().float(), tokens
+    return (*_embed_ids(ids, transformer), tokens)
+
+def _embed_ids(ids:list[list[int]], transformer:FrozenTransformer) -> tuple[torch.Tensor, torch.Tensor]:
+    "`(mask [B, n], embs [B, n, L, D])` of token ids, the hidden states rounded to fp16 as in the caches"
+    hs, mask = transformer.embed_batch(ids)                                          # [B, n, L, D], [B, n]
+    return mask.float(), hs.half().float()
 
 # %% ../nbs/04b_sst_results.ipynb #41287acf
 def pick_sentences(sentences:pd.DataFrame, # `index`, `label` (0-4), `text`: the committed test_sentences.csv
@@ -248,16 +274,19 @@ def teacher_probabilities(runs:list[str|Path], # finished run folders (results.j
                           cache_dir:str|Path|None=None, # parent folder of the embedding caches
                           bs:int=200, # texts per batch
                           progress:bool=False, # a progress bar per head
+                          transformer:str|None=None, # the embedding model's folder or hub name (default: the one the runs record)
                          ) -> tuple[np.ndarray, EmbeddingCache]:
     "`(probs [N, C], cache)`: the runs' heads' mean class probabilities of every training text of their cache"
     if not runs: raise ValueError("needs at least one teacher run")
     cfgs = [run_settings(r) for r in runs]
-    for key in ('task', 'transformer', 'train'):
-        if len({c[key] for c in cfgs}) > 1: raise ValueError(f"the teacher runs differ in {key}: {[c[key] for c in cfgs]}")
+    # the recorded transformer is the path given at training, which differs when the environment moved: compare models by name
+    for key, of in (('task', str), ('transformer', transformer_label), ('train', str)):
+        if len({of(c[key]) for c in cfgs}) > 1: raise ValueError(f"the teacher runs differ in {key}: {[c[key] for c in cfgs]}")
     cfg = cfgs[0]
     texts, labels = load_sst(data or cfg['data'], train=cfg['train'])['train']
-    cache = find_cache(texts, FrozenTransformer(cfg['transformer'], device='cpu'), cache_dir)
-    if cache is None: raise FileNotFoundError(f"no embedding cache of the training texts for {cfg['transformer']}: "
+    tf = FrozenTransformer(run_transformer(cfg['transformer'], transformer), device='cpu')
+    cache = find_cache(texts, tf, cache_dir)
+    if cache is None: raise FileNotFoundError(f"no embedding cache of the training texts for {tf.name}: "
                                               f"build it with `python -m capsule_routing.sst --train {cfg['train']} ...`")
     probs = 0.
     for run in runs:   # every text, whatever the task keeps: the file is indexed by the cache
@@ -271,11 +300,12 @@ def teach(runs:str, # comma-separated run folders: the teacher heads
           cache_dir:str=None, # parent folder of the embedding caches
           bs:int=200, # texts per batch
           quiet:bool=False, # no progress bars
+          transformer:str=None, # the embedding model's folder or hub name (default: the one the runs record)
          ) -> dict:
     "Write the teacher file of the runs' heads (`teacher_probabilities`, `save_teacher`); return what it holds"
     t0 = time.time()
     run_list = [r.strip() for r in runs.split(',') if r.strip()]
-    probs, cache = teacher_probabilities(run_list, data, cache_dir, bs, progress=not quiet)
+    probs, cache = teacher_probabilities(run_list, data, cache_dir, bs, progress=not quiet, transformer=transformer)
     save_teacher(out, probs, cache, teachers=[Path(r).name for r in run_list])
     return dict(out=str(out), n_texts=len(probs), n_classes=probs.shape[1], teachers=teacher_names(out),
                 mean_max_prob=float(probs.max(1).mean()), seconds=round(time.time() - t0, 1))
@@ -288,7 +318,13 @@ def classify_texts(model:SSTCapsNet, # an SST head (put in eval mode here)
                    texts:list[str], # sentences (one string is one sentence)
                    bs:int=20, # sentences embedded and routed at once
                   ) -> pd.DataFrame:
-    "One row per text, in order: `text`, `predicted` (the label's name), then the probability of each label"
+    "One row per text, in order: `text`, `predicted` (the label's name), `truncated` (cut to the model's window), then the probability of each label"
+    if not (isinstance(bs, int) and bs >= 1): raise ValueError(f"bs must be a whole number of at least 1; received {bs!r}")
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    not_str = [i for i, t in enumerate(texts) if not isinstance(t, str)]
+    if not_str: raise TypeError(f"texts must be strings; at positions {not_str}: {[type(texts[i]).__name__ for i in not_str]}")
+    blank = [i for i, t in enumerate(texts) if not t.strip()]
+    if blank: raise ValueError(f"the texts at positions {blank} are empty or only white space: there is nothing to classify")
     tf = transformer if isinstance(transformer, FrozenTransformer) else FrozenTransformer(transformer)
     n_states, width = tf.config.num_hidden_layers + 1, tf.config.hidden_size   # embedding output plus every layer
     if (model.n_layers, model.d_emb) != (n_states, width):
@@ -298,14 +334,18 @@ def classify_texts(model:SSTCapsNet, # an SST head (put in eval mode here)
     names = class_names('sst5' if model.n_classes == 5 else 'sst2')
     model.eval()
     device = next(model.parameters()).device
-    texts = [texts] if isinstance(texts, str) else list(texts)
+    ids, cut = tf.encode(texts) if texts else ([], [])            # token ids as embed_texts's; cut: texts longer than the window
+    if cut: warnings.warn(f"{len(cut)} of {len(texts)} texts exceed {tf.max_len} tokens, the most {transformer_label(tf.name)} takes, and were cut "
+                          f"to their first {tf.max_len - 1} tokens and the end token, so their labels are the cut texts': "
+                          f"positions {cut}", stacklevel=2)
     probs = torch.empty(len(texts), model.n_classes)
-    by_length = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    by_length = sorted(range(len(texts)), key=lambda i: len(ids[i]))
     for start in range(0, len(texts), bs):
         idx = by_length[start:start + bs]
-        mask, embs, _ = embed_texts([texts[i] for i in idx], tf)                     # [b, n], [b, n, L, D]
+        mask, embs = _embed_ids([ids[i] for i in idx], tf)                           # [b, n], [b, n, L, D]
         probs[idx] = torch.softmax(model(mask.to(device), embs.to(device))[0].float(), dim=-1).cpu()   # a_out [b, n_classes]
-    df = pd.DataFrame(dict(text=texts, predicted=[names[k] for k in probs.argmax(-1).tolist()]))
+    df = pd.DataFrame(dict(text=texts, predicted=[names[k] for k in probs.argmax(-1).tolist()],
+                           truncated=np.isin(np.arange(len(texts)), cut)))
     for c, name in enumerate(names): df[name] = probs[:, c].numpy()
     return df
 
@@ -321,9 +361,7 @@ def classify(source:str, # a run folder, or 'SST5R' / 'SST2R': the paper's relea
         model, recorded = SSTCapsNet.from_released(released_weights(source)), 'gpt2-large'
     elif Path(source).is_dir(): model, recorded = load_run_model(source), run_settings(source)['transformer']
     else: raise ValueError(f"{source!r} is neither a run folder nor one of the paper's released SST heads ('SST5R', 'SST2R')")
-    if transformer is None and Path(recorded).is_absolute() and not Path(recorded).exists():
-        raise FileNotFoundError(f"the run's transformer {recorded} is not on this machine; name its folder with --transformer")
-    return classify_texts(model, transformer or recorded, texts).to_dict('records')
+    return classify_texts(model, run_transformer(recorded, transformer), texts).to_dict('records')
 
 # %% ../nbs/04b_sst_results.ipynb #cb3e76ef
 SST_ANALYSIS_HELP = """usage: python -m capsule_routing.sst_analysis COMMAND [arguments] [options]
