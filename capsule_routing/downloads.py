@@ -90,8 +90,8 @@ def fetch_url(url:str, # what to fetch
              ) -> Path:
     "Download `url` to `dest.part`, resuming a partial `.part` with an HTTP Range request; returns the `.part` path"
     def connection_failed(error, done):  # the server's or the network's fault: what arrived is kept, to resume from
-        return IncompleteDownloadError(f"{url}: the connection failed after {done:,} bytes ({error!r}); "
-                                       f"{part} is kept and the next call resumes from it")
+        kept = f"{part} is kept and the next call resumes from it" if part.exists() and part.stat().st_size else "the next call starts afresh"
+        return IncompleteDownloadError(f"{url}: the connection failed after {done:,} bytes ({error!r}); {kept}")
     def read(response, done):
         try: return response.read(chunk_size)
         except (HTTPException, OSError) as e: raise connection_failed(e, done) from e
@@ -123,8 +123,8 @@ def fetch_url(url:str, # what to fetch
                 f.flush(); os.fsync(f.fileno())  # on disk before anyone renames it
         except IncompleteDownloadError: raise   # the connection's failure, from `read`
         except OSError as e:                    # the local file's: opening, writing or syncing it
-            raise OSError(e.errno, f"cannot write {part} ({e.strerror or e}): the download from {url} stopped "
-                                   f"on the local disk, not the connection") from e
+            msg = f"cannot write {part} ({e.strerror or e}): the download from {url} stopped on the local disk, not the connection"
+            raise (OSError(e.errno, msg) if e.errno is not None else OSError(msg)) from e
     size = part.stat().st_size
     if total is not None and size != total:
         raise IncompleteDownloadError(f"{url}: received {size:,} of {total:,} bytes; {part} is kept and the next call resumes from it")

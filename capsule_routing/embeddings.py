@@ -450,7 +450,7 @@ def _build(texts, tf, folder:Path, key:str, shard_size, max_tokens, max_bs, prog
     partial = folder.with_name(folder.name + '.partial')
     partial.mkdir(exist_ok=True)
     for tmp in partial.glob('.*.tmp'):
-        if _writer_gone(tmp): tmp.unlink(missing_ok=True)              # a killed build's; never a running writer's
+        if fcntl is not None or _writer_gone(tmp): tmp.unlink(missing_ok=True)   # under the lock no other build writes: a killed one's
     plan = dict(key=key, shard_size=shard_size, embed_dtype=_dtype_name(tf.dtype))   # shards are reused only under the same plan
     plan_file = partial/'plan.json'
     if (json.loads(plan_file.read_text()) if plan_file.exists() else None) != plan:

@@ -6,8 +6,8 @@
 from __future__ import annotations
 import functools, math, numbers, torch, torch.nn as nn, torch.nn.functional as F
 from collections.abc import Sequence
-from .core import check_positive_ints
-from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite
+from .core import check_positive_ints, is_int
+from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite, float32_if_half
 from .routing import uses_implicit_votes, implicit_vote_features, implicit_e_step, implicit_moments, in_float64
 
 # %% auto #0
@@ -25,7 +25,6 @@ def flat_inputs(layer:nn.Module, # a `LineageLayer` (or any layer with `d_cov`, 
     n_out = _check_inputs(layer, a_inp, mu_inp, n_out)
     a = a_inp.reshape(-1, a_inp.shape[-1])                                           # [b, i]
     mu = _remove_masked_nonfinite(layer, a, mu_inp.reshape(-1, *mu_inp.shape[-3:])) # [b, i, c, d]; raises on NaN kept
-    mu = mu.masked_fill((a == float('-inf'))[..., None, None], 0)                    # a removed input casts no votes, finite pose or not
     return n_out, a, mu
 
 def routes_in_float32(forward):
@@ -34,7 +33,7 @@ def routes_in_float32(forward):
     def float32_forward(self, a_inp, mu_inp, *args, **kwargs):
         if torch.is_autocast_enabled(a_inp.device.type):
             with torch.autocast(a_inp.device.type, enabled=False):
-                return forward(self, a_inp.float(), mu_inp.float(), *args, **kwargs)
+                return forward(self, float32_if_half(a_inp), float32_if_half(mu_inp), *args, **kwargs)
         return forward(self, a_inp, mu_inp, *args, **kwargs)
     return float32_forward
 
@@ -52,7 +51,7 @@ def votes(mu:torch.Tensor, # [b, i, c, d] input poses
 def check_lineage_sizes(name:str, d_cov, d_inp, d_out, n_inp, n_out, n_iters):
     "Refuse sizes a layer of the lineage cannot have, naming the argument"
     check_positive_ints(d_cov=d_cov, d_inp=d_inp, d_out=d_out, n_iters=n_iters)
-    if not (isinstance(n_inp, int) and (n_inp >= 1 or n_inp == -1)): raise ValueError(f"n_inp must be a positive int or -1 (variable); received {n_inp!r}")
+    if not (is_int(n_inp) and (n_inp >= 1 or n_inp == -1)): raise ValueError(f"n_inp must be a positive int or -1 (variable); received {n_inp!r}")
     if isinstance(n_out, int) and n_out == -1:   # -1 is `Routing`'s variable number of outputs: say why it is refused here
         raise ValueError(f"{name} needs a fixed number of outputs, n_out >= 1 (received n_out=-1): its outputs are told apart by "
                          "their own weights; a number of outputs given at each call is `Routing`'s")
@@ -75,7 +74,7 @@ class LineageLayer(nn.Module):
 
     def check_fixed_n_out(self, n_out:int|None):
         "Refuse a number of outputs other than the layer's fixed one, where `Routing`'s methods take one"
-        if not (n_out is None or (isinstance(n_out, int) and n_out == self.n_out)):
+        if not (n_out is None or (is_int(n_out) and n_out == self.n_out)):
             raise ValueError(f"{type(self).__name__} has a fixed n_out={self.n_out}; received n_out={n_out!r}")
 
     def votes_of(self, mu:torch.Tensor, # [b, i, c, d] input poses, zero where removed

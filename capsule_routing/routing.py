@@ -14,8 +14,8 @@ __all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'compute_votes
            'e_step', 'd_step', 'm_step', 'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace',
            'first_order_only', 'SqDistance', 'UseWeightedMoments', 'VotesGrad', 'Routing', 'votes_in_one_product',
            'SharedVotes', 'implicit_vote_features', 'vote_column_products', 'implicit_e_step', 'implicit_moments',
-           'route_with_implicit_votes', 'in_float64', 'uses_implicit_votes', 'compute_votes_unrolled',
-           'compiled_equations']
+           'route_with_implicit_votes', 'in_float64', 'uses_implicit_votes', 'float32_if_half',
+           'compute_votes_unrolled', 'compiled_equations']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -229,7 +229,7 @@ class Routing(nn.Module):
     check_finite = True # raise on non-finite poses of inputs that are not masked with a -inf score
     compile_on_gpu = True # on a GPU, route with `compiled_equations` (TorchInductor) instead of the step-by-step kernels below
     implicit_votes = True # where it applies (`uses_implicit_votes`), route without forming the votes (`route_with_implicit_votes`)
-    step_by_step = True # the fast routes below (step-by-step kernels, implicit votes, compiled on a GPU): first-order gradients; False: the plain equations under autograd (any order)
+    step_by_step = True # the step-by-step kernels (and on a GPU the compiled equations): first-order gradients; False: the plain equations under autograd (any order). Implicit votes, where they apply, are plain autograd either way
     def __init__(self,
         d_cov:int,              # rows of every capsule
         d_inp:int,              # columns of an input capsule
@@ -498,6 +498,10 @@ def forms_votes(self:Routing, dtype:torch.dtype=torch.float32, n_out:int|None=No
     return not uses_implicit_votes(self, self.n_out if n_out is None else n_out, dtype)
 
 # %% ../nbs/01_routing.ipynb #7f58879f
+def float32_if_half(t:torch.Tensor) -> torch.Tensor:
+    "`t` in float32 if it is in autocast's float16 or bfloat16, else as it is (a float64 call stays float64)"
+    return t.float() if t.dtype in (torch.float16, torch.bfloat16) else t
+
 @patch
 def forward(self:Routing,
     a_inp:torch.Tensor,    # [..., n_inp] input scores (logits; -inf removes an input)
@@ -507,9 +511,8 @@ def forward(self:Routing,
 ) -> tuple: # a_out [..., n_out], mu_out [..., n_out, d_cov, d_out], sig2_out [..., n_out, d_cov, d_out] (, R)
     "Route capsules: votes, then `n_iters` rounds of E-step, D-step and M-step"
     if torch.is_autocast_enabled(a_inp.device.type):    # routing statistics need float32, whatever autocast chose
-        to_float32 = lambda t: t.float() if t.dtype in (torch.float16, torch.bfloat16) else t   # float32 and float64 stay
         with torch.autocast(a_inp.device.type, enabled=False):
-            return self.forward(to_float32(a_inp), to_float32(mu_inp), n_out, return_R)
+            return self.forward(float32_if_half(a_inp), float32_if_half(mu_inp), n_out, return_R)
     n_out = self._check_inputs(a_inp, mu_inp, n_out)
     batch_shape, n_given, c, h = a_inp.shape[:-1], a_inp.shape[-1], self.d_cov, self.d_out
     a = a_inp.reshape(-1, n_given).contiguous()                                # [b, i]

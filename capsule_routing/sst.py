@@ -497,7 +497,7 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
 import sys
 from functools import partial
 from fastcore.script import anno_parser
-from .training import train_main, WeightAverage, check_loss_name, check_out_folder, cli_errors
+from .training import train_main, WeightAverage, check_loss_name, check_out_folder, cli_errors, load_checkpoint
 
 def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, dev.txt, test.txt, or their trees/)
               task:str='sst5', # 'sst5' (SST-5/R, 5 labels) or 'sst2' (SST-2/R, neutral dropped)
@@ -547,7 +547,11 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     if resume and (Path(out)/'last.pth').exists() and trained_on != targets:
         raise ValueError(f"{out} was trained on other targets ({json.dumps(trained_on)}): resume with the teacher and distill the run used")
     local = Path(transformer).expanduser()
-    transformer_id = str(local.resolve()) if local.exists() else str(transformer)   # a resumed run must read the same model's features
+    recorded_model = dict(transformer=str(local.resolve()) if local.exists() else str(transformer))   # a resumed run must read the same model's features
+    last = Path(out)/'last.pth'
+    if resume and last.exists() and 'transformer' not in (load_checkpoint(last).get('run') or {'transformer': None}):
+        print(f"{last} predates recording the run's transformer: resuming without checking it", flush=True)
+        recorded_model = {}
     t0 = time.time()
     dls_fn = partial(sst_dataloaders, task=task, transformer=transformer, cache_dir=cache_dir, train=train,
                      num_workers=num_workers, progress=not quiet, teacher=teacher, distill=distill)
@@ -555,7 +559,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
                                           routing=routing, d_pose=d_pose, part_init=part_init), data=data, epochs=epochs, bs=bs,
                      lr_max=lr_max, lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
                      learner_kwargs=dict(mixup=mixup, ema=ema), loss=loss, run_files={'targets.json': json.dumps(targets)},
-                     settings=dict(task=task, transformer=transformer_id, train=train, architecture=architecture, n_iters=n_iters, d_parts=d_parts,
+                     settings=dict(task=task, **recorded_model, train=train, architecture=architecture, n_iters=n_iters, d_parts=d_parts,
                                    n_parts=n_parts, routing=routing, d_pose=d_pose, part_init=part_init, mixup=mixup, ema=ema))
     history = (Path(out)/'history.csv').read_text().splitlines()
     res.update(task=task, transformer=str(transformer), train=train, architecture=architecture, n_iters=n_iters,

@@ -32,11 +32,12 @@ __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'RUN_FILES', 'BAD_INPUT', 'cap
            'capsule_accuracy', 'SpreadLoss', 'class_indices', 'reduce_loss', 'SpreadMargin', 'MarginLoss',
            'check_loss_name', 'PaperOneCycle', 'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop',
            'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'CapsuleLearner', 'DeviceSmoothLoss',
-           'SmoothLossOnDevice', 'capsule_learner', 'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr',
-           'augmentation_repr', 'model_repr', 'check_model_repr', 'check_run_settings', 'check_resumed_monitor',
-           'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'check_epochs', 'fit_paper', 'synthetic_textures',
-           'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model', 'check_out_folder',
-           'bad_input_message', 'cli_errors', 'running_as_command', 'interrupted_hint', 'train_main', 'smoke_main']
+           'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'atomic_save', 'get_rng_states', 'set_rng_states',
+           'loss_repr', 'augmentation_repr', 'model_repr', 'check_model_repr', 'check_run_settings',
+           'check_resumed_monitor', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'check_epochs',
+           'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint',
+           'compile_whole_model', 'check_out_folder', 'bad_input_message', 'cli_errors', 'running_as_command',
+           'interrupted_hint', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -361,12 +362,21 @@ def capsule_learner(dls:DataLoaders, # batches `(*inputs, target)` with integer 
                           cbs=extra + list(cbs or []), path=path, wd=kwargs.pop('wd', 0.), **kwargs)
 
 # %% ../nbs/02_training.ipynb #857478e3
+def current_umask() -> int:
+    "The process's umask, read from /proc where Linux shows it (setting it to read it would briefly change it for every thread)"
+    try:
+        for line in open('/proc/self/status'):
+            if line.startswith('Umask:'): return int(line.split()[1], 8)
+    except OSError: pass
+    umask = os.umask(0o022); os.umask(umask)
+    return umask
+
 def atomic_save(obj, path:str|Path) -> Path:
     "`torch.save` `obj` to `path` through a temporary file in the same folder and an atomic rename"
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
-    umask = os.umask(0); os.umask(umask)   # read it: mkstemp makes the file private (0600), `open` would give 0666 less the umask
+    umask = current_umask()   # mkstemp makes the file private (0600); `open` would give 0666 less the umask
     try:
         os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, 'wb') as f:
