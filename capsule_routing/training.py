@@ -849,6 +849,8 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
         if not 0 < lr_min <= lr_max < math.inf: raise ValueError(f"learning rates must be finite and satisfy 0 < lr_min <= lr_max, received lr_min={lr_min}, lr_max={lr_max}")
         if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
         check_loss_name(loss)
+        recorded = ('train_loss', 'valid_loss', capsule_accuracy.__name__)   # what `capsule_learner`'s Learner records
+        if monitor not in recorded: raise ValueError(f"monitor must be one of {list(recorded)} (--monitor); received {monitor!r}")
         if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
         if settings and 'routing' in settings: routing_class(settings['routing'])   # a typo, before the data are read
         out = check_out_folder(out, resume)
