@@ -7,15 +7,15 @@ from __future__ import annotations
 import functools, math, numbers, torch, torch.nn as nn, torch.nn.functional as F
 from collections.abc import Sequence
 from .core import check_positive_ints, is_int
-from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite, float32_if_half
+from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite, routes_in_float32
 from .routing import uses_implicit_votes, implicit_vote_features, implicit_e_step, implicit_moments, in_float64
 
 # %% auto #0
-__all__ = ['route_by_em_with_implicit_votes_in_float64', 'LINEAGE', 'ROUTINGS', 'flat_inputs', 'routes_in_float32',
-           'shaped_outputs', 'votes', 'check_lineage_sizes', 'LineageLayer', 'FormedVotes', 'SharedWeightVotes',
-           'squash', 'squashed_length_logit', 'route_dynamically', 'DynamicRouting', 'em_m_step', 'em_score',
-           'inv_temp_schedule', 'route_by_em', 'route_by_em_with_implicit_votes', 'EMRouting',
-           'route_by_inverted_attention', 'InvertedDotProductRouting', 'routing_class']
+__all__ = ['route_by_em_with_implicit_votes_in_float64', 'LINEAGE', 'ROUTINGS', 'flat_inputs', 'shaped_outputs', 'votes',
+           'check_lineage_sizes', 'LineageLayer', 'FormedVotes', 'SharedWeightVotes', 'squash', 'squashed_length_logit',
+           'route_dynamically', 'DynamicRouting', 'em_m_step', 'em_score', 'inv_temp_schedule', 'route_by_em',
+           'route_by_em_with_implicit_votes', 'EMRouting', 'route_by_inverted_attention', 'InvertedDotProductRouting',
+           'routing_class']
 
 # %% ../nbs/01a_routing_lineage.ipynb #f6f828d9
 def flat_inputs(layer:nn.Module, # a `LineageLayer` (or any layer with `d_cov`, `d_inp`, `n_inp`, `n_out`, `W`, `check_finite`)
@@ -26,16 +26,6 @@ def flat_inputs(layer:nn.Module, # a `LineageLayer` (or any layer with `d_cov`, 
     a = a_inp.reshape(-1, a_inp.shape[-1])                                           # [b, i]
     mu = _remove_masked_nonfinite(layer, a, mu_inp.reshape(-1, *mu_inp.shape[-3:])) # [b, i, c, d]; raises on NaN kept
     return n_out, a, mu
-
-def routes_in_float32(forward):
-    "Decorate a layer's `forward(a_inp, mu_inp, ...)` to compute in float32 under autocast, as `Routing` does: softmaxes of agreements and variances need it"
-    @functools.wraps(forward)
-    def float32_forward(self, a_inp, mu_inp, *args, **kwargs):
-        if torch.is_autocast_enabled(a_inp.device.type):
-            with torch.autocast(a_inp.device.type, enabled=False):
-                return forward(self, float32_if_half(a_inp), float32_if_half(mu_inp), *args, **kwargs)
-        return forward(self, a_inp, mu_inp, *args, **kwargs)
-    return float32_forward
 
 def shaped_outputs(batch_shape:torch.Size, a_out, mu_out, sig2_out, R, return_R:bool) -> tuple:
     "[b, ...] results back to the caller's batch shape: (a_out, mu_out, sig2_out) and R if asked for"

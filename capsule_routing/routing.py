@@ -14,7 +14,7 @@ __all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'compute_votes
            'e_step', 'd_step', 'm_step', 'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace',
            'first_order_only', 'SqDistance', 'UseWeightedMoments', 'VotesGrad', 'Routing', 'votes_in_one_product',
            'SharedVotes', 'implicit_vote_features', 'vote_column_products', 'implicit_e_step', 'implicit_moments',
-           'route_with_implicit_votes', 'in_float64', 'uses_implicit_votes', 'float32_if_half',
+           'route_with_implicit_votes', 'in_float64', 'uses_implicit_votes', 'float32_if_half', 'routes_in_float32',
            'compute_votes_unrolled', 'compiled_equations']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
@@ -502,7 +502,18 @@ def float32_if_half(t:torch.Tensor) -> torch.Tensor:
     "`t` in float32 if it is in autocast's float16 or bfloat16, else as it is (a float64 call stays float64)"
     return t.float() if t.dtype in (torch.float16, torch.bfloat16) else t
 
+def routes_in_float32(forward):
+    "Decorate a layer's `forward(a_inp, mu_inp, ...)` to route in float32 under autocast, whatever autocast chose: routing statistics need it"
+    @functools.wraps(forward)
+    def float32_forward(self, a_inp, mu_inp, *args, **kwargs):
+        if torch.is_autocast_enabled(a_inp.device.type):
+            with torch.autocast(a_inp.device.type, enabled=False):
+                return forward(self, float32_if_half(a_inp), float32_if_half(mu_inp), *args, **kwargs)
+        return forward(self, a_inp, mu_inp, *args, **kwargs)
+    return float32_forward
+
 @patch
+@routes_in_float32
 def forward(self:Routing,
     a_inp:torch.Tensor,    # [..., n_inp] input scores (logits; -inf removes an input)
     mu_inp:torch.Tensor,   # [..., n_inp, d_cov, d_inp] input poses
@@ -510,9 +521,6 @@ def forward(self:Routing,
     return_R:bool=False,   # also return the last iteration's routing probabilities [..., n_inp, n_out]
 ) -> tuple: # a_out [..., n_out], mu_out [..., n_out, d_cov, d_out], sig2_out [..., n_out, d_cov, d_out] (, R)
     "Route capsules: votes, then `n_iters` rounds of E-step, D-step and M-step"
-    if torch.is_autocast_enabled(a_inp.device.type):    # routing statistics need float32, whatever autocast chose
-        with torch.autocast(a_inp.device.type, enabled=False):
-            return self.forward(float32_if_half(a_inp), float32_if_half(mu_inp), n_out, return_R)
     n_out = self._check_inputs(a_inp, mu_inp, n_out)
     batch_shape, n_given, c, h = a_inp.shape[:-1], a_inp.shape[-1], self.d_cov, self.d_out
     a = a_inp.reshape(-1, n_given).contiguous()                                # [b, i]
