@@ -5,12 +5,13 @@
 # %% ../nbs/00_core.ipynb #21c3772b
 from __future__ import annotations
 import gzip, numbers, os, warnings
+from contextlib import contextmanager
 from pathlib import Path
 import torch
 
 # %% auto #0
-__all__ = ['project_root', 'shared_dir', 'shared_required', 'shared_file', 'open_maybe_gzip', 'default_device', 'is_int',
-           'check_positive_ints', 'import_fastai_quietly']
+__all__ = ['FILE_LOCKS', 'project_root', 'shared_dir', 'shared_required', 'shared_file', 'open_maybe_gzip', 'default_device',
+           'is_int', 'check_positive_ints', 'check_seed', 'exclusive_lock', 'import_fastai_quietly']
 
 # %% ../nbs/00_core.ipynb #e0048397
 def project_root(start:Path|None=None) -> Path|None:
@@ -64,6 +65,36 @@ def check_positive_ints(**values):
     "Raise `ValueError` naming the first of `values` that is not an int of at least 1"
     for name, value in values.items():
         if not (is_int(value) and value >= 1): raise ValueError(f"{name} must be a positive int; received {value!r}")
+
+def check_seed(seed:int):
+    "Refuse a seed NumPy's generators do not take (NumPy's own message would name neither the option nor the value)"
+    if not (is_int(seed) and seed >= 0): raise ValueError(f"seed must be an int >= 0 (--seed); received {seed!r}")
+
+# %% ../nbs/00_core.ipynb #0f4531c6
+try: import fcntl
+except ImportError: fcntl = None
+FILE_LOCKS = fcntl is not None   # whether `exclusive_lock` locks at all here
+
+@contextmanager
+def exclusive_lock(target:Path, # what the lock guards; the lock is the file `.<name>.lock` beside it
+                   waiting:str, # what to print while another holder has it
+                  ):
+    "Hold an exclusive lock on `.<name>.lock` beside `target`, waiting (and printing `waiting`) while another holds it"
+    if not FILE_LOCKS: yield; return
+    lock = Path(target).with_name(f'.{Path(target).name}.lock')
+    def still_there(f):
+        try: return os.path.samestat(os.fstat(f.fileno()), os.stat(lock))
+        except FileNotFoundError: return False
+    while True:
+        f = open(lock, 'a')
+        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(waiting, flush=True)
+            fcntl.flock(f, fcntl.LOCK_EX)
+        if still_there(f): break
+        f.close()       # its holder removed this file on release (below): lock the one at `lock` now
+    try: yield
+    finally: lock.unlink(missing_ok=True); f.close()   # removed while held, so no later holder waits on a removed file
 
 # %% ../nbs/00_core.ipynb #d0c384b7
 def import_fastai_quietly():

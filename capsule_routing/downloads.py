@@ -11,8 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.error import HTTPError, URLError
 from urllib.request import Request, urlopen
-try: import fcntl
-except ImportError: fcntl = None    # Windows: no lock (download one copy of a file at a time there)
+from .core import exclusive_lock
 
 # %% auto #0
 __all__ = ['DIGEST_NAMES', 'RELEASED_URL', 'RELEASED_WEIGHTS', 'ChecksumError', 'IncompleteDownloadError', 'file_digest',
@@ -165,26 +164,6 @@ def serve_bytes(files:dict, # {name: bytes} served at /name
     try: yield f'http://127.0.0.1:{server.server_address[1]}/', log
     finally: server.shutdown(); server.server_close(); thread.join()
 
-# %% ../nbs/00a_downloads.ipynb #5d9f1df2
-@contextmanager
-def _download_lock(dest:Path):
-    "Hold an exclusive lock on `.<name>.lock` beside `dest`, waiting (and saying so) while another download holds it"
-    if fcntl is None: yield; return
-    lock = dest.with_name(f'.{dest.name}.lock')
-    def still_there(f):
-        try: return os.path.samestat(os.fstat(f.fileno()), os.stat(lock))
-        except FileNotFoundError: return False
-    while True:
-        f = open(lock, 'a')
-        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"waiting for another download of {dest} ...", flush=True)
-            fcntl.flock(f, fcntl.LOCK_EX)
-        if still_there(f): break
-        f.close()       # its holder removed this file on release (below): lock the one at `lock` now
-    try: yield lock
-    finally: lock.unlink(missing_ok=True); f.close()   # removed while held, so no later download waits on a removed file
-
 # %% ../nbs/00a_downloads.ipynb #b408d706
 def download_file(url:str, # where the file is published
                   dest, # where it goes (its folder is created if needed)
@@ -196,7 +175,7 @@ def download_file(url:str, # where the file is published
     checksum, dest = _published_digest(checksum, algorithm), Path(dest).expanduser()
     if dest.exists(): return check_checksum(dest, checksum, algorithm)   # the user's file: verify only
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with _download_lock(dest):
+    with exclusive_lock(dest, f"waiting for another download of {dest} ..."):
         if dest.exists(): return check_checksum(dest, checksum, algorithm)   # downloaded while we waited
         part = fetch_url(url, dest, show_progress=show_progress)
         got = file_digest(part, algorithm)

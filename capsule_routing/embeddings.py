@@ -5,12 +5,11 @@
 # %% ../nbs/04a_embeddings.ipynb #f3ca26d9
 from __future__ import annotations
 import os, io, re, json, hashlib, time, shutil, inspect
-from contextlib import contextmanager
 from pathlib import Path
 import numpy as np
 import torch
 from fastprogress.fastprogress import progress_bar
-from .core import default_device, check_positive_ints
+from .core import default_device, check_positive_ints, exclusive_lock, FILE_LOCKS
 
 # %% auto #0
 __all__ = ['CACHE_FORMAT', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer', 'FrozenTransformer',
@@ -397,21 +396,6 @@ class _Count:
         if self.pb is not None: self.pb.update(self.n)
 
 # %% ../nbs/04a_embeddings.ipynb #7b09fd6f
-try: import fcntl
-except ImportError: fcntl = None    # Windows: no lock (build one cache at a time there)
-
-@contextmanager
-def _build_lock(folder:Path):
-    "Hold an exclusive lock on the file `.<name>.lock` beside `folder`, waiting (and saying so) while another process holds it"
-    lock = folder.with_name(f'.{folder.name}.lock')
-    with open(lock, 'a') as f:                   # closing the file releases the lock, also when the process dies
-        if fcntl is not None:
-            try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                print(f"waiting for another process building {folder} ...", flush=True)
-                fcntl.flock(f, fcntl.LOCK_EX)
-        yield lock
-
 def _writer_gone(tmp:Path) -> bool:
     "Whether the process whose pid a temporary file's name carries (`.<name>.<pid>.tmp`) has ended (POSIX; elsewhere never assumed)"
     pid = tmp.name.split('.')[-2]
@@ -438,10 +422,9 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
     folder, key = _folder_and_key(texts, tf, cache_dir)
     if EmbeddingCache.is_valid(folder, key): return EmbeddingCache(folder, key)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with _build_lock(folder) as lock:
+    with exclusive_lock(folder, f"waiting for another process building {folder} ..."):
         if not EmbeddingCache.is_valid(folder, key):                   # (the process we waited for may have built it)
             _build(texts, tf, folder, key, shard_size, max_tokens, max_bs, progress)
-        lock.unlink(missing_ok=True)   # the cache exists: a process still waiting on this file rechecks and finds it
     return EmbeddingCache(folder, key)
 
 def _build(texts, tf, folder:Path, key:str, shard_size, max_tokens, max_bs, progress):
@@ -450,7 +433,7 @@ def _build(texts, tf, folder:Path, key:str, shard_size, max_tokens, max_bs, prog
     partial = folder.with_name(folder.name + '.partial')
     partial.mkdir(exist_ok=True)
     for tmp in partial.glob('.*.tmp'):
-        if fcntl is not None or _writer_gone(tmp): tmp.unlink(missing_ok=True)   # under the lock no other build writes: a killed one's
+        if FILE_LOCKS or _writer_gone(tmp): tmp.unlink(missing_ok=True)   # under the lock no other build writes: a killed one's
     plan = dict(key=key, shard_size=shard_size, embed_dtype=_dtype_name(tf.dtype))   # shards are reused only under the same plan
     plan_file = partial/'plan.json'
     if (json.loads(plan_file.read_text()) if plan_file.exists() else None) != plan:

@@ -11,14 +11,14 @@ from typing import Callable
 import numpy as np
 import torch
 from torch import nn
-from .core import open_maybe_gzip, check_positive_ints, is_int
+from .core import open_maybe_gzip, check_positive_ints, check_seed
 from .downloads import check_checksum, download_file
 
 # %% auto #0
 __all__ = ['NORB_MAGIC', 'NORB_MAGIC_OF', 'SMALLNORB_URL', 'SMALLNORB_PREFIX', 'SMALLNORB_KINDS', 'SMALLNORB_CLASSES',
            'SMALLNORB_SHAPES', 'SMALLNORB_MD5', 'norb_header', 'read_norb_header', 'norb_file_size',
            'write_norb_matrix', 'read_norb_matrix', 'smallnorb_filename', 'SmallNORB', 'load_smallnorb',
-           'write_synthetic_smallnorb', 'show_smallnorb', 'download_smallnorb', 'check_seed', 'holdout_instances',
+           'write_synthetic_smallnorb', 'show_smallnorb', 'download_smallnorb', 'holdout_instances',
            'coordinate_channels', 'conv_output_size', 'min_image_size', 'SmallNORBCapsNet', 'max_relative_error',
            'download_for_command_line', 'main']
 
@@ -252,10 +252,6 @@ def download_smallnorb(folder, # where the files go (created if needed)
     return folder
 
 # %% ../nbs/03_smallnorb.ipynb #0b656b52
-def check_seed(seed:int):
-    "Refuse a seed NumPy's generators do not take (NumPy's own message would name neither the option nor the value)"
-    if not (is_int(seed) and seed >= 0): raise ValueError(f"seed must be an int >= 0 (--seed); received {seed!r}")
-
 def holdout_instances(labels:np.ndarray, # [N] categories
                       instance:np.ndarray, # [N] toy within its category
                       n_per_category:int=1, # toys of each category to hold out

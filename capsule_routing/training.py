@@ -25,7 +25,7 @@ from fastai.data.load import DataLoader
 from fastai.learner import AvgSmoothLoss, Learner, Recorder
 from fastai.optimizer import OptimWrapper, RAdam
 from fastai.torch_core import set_seed
-from .core import default_device, check_positive_ints, is_int
+from .core import default_device, check_positive_ints, check_seed
 
 # %% auto #0
 __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'RUN_FILES', 'BAD_INPUT', 'capsule_scores', 'CapsuleCrossEntropy',
@@ -845,7 +845,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     with cli_errors(running_as_command()):   # from a command line: bad input in one line, Ctrl-C in one line
         # refused before any data is read (smallNORB's files take a while)
         check_positive_ints(epochs=epochs, bs=bs)
-        if not (is_int(seed) and seed >= 0): raise ValueError(f"seed must be an int >= 0 (--seed); received {seed!r}")   # NumPy takes no other
+        check_seed(seed)
         if not 0 < lr_min <= lr_max < math.inf: raise ValueError(f"learning rates must be finite and satisfy 0 < lr_min <= lr_max, received lr_min={lr_min}, lr_max={lr_max}")
         if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
         check_loss_name(loss)
