@@ -549,7 +549,8 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     local = Path(transformer).expanduser()
     recorded_model = dict(transformer=str(local.resolve()) if local.exists() else str(transformer))   # a resumed run must read the same model's features
     last = Path(out)/'last.pth'
-    if resume and last.exists() and 'transformer' not in (load_checkpoint(last).get('run') or {'transformer': None}):
+    recorded_run = (load_checkpoint(last).get('run') or {}) if resume and last.exists() else {}
+    if 'task' in recorded_run and 'transformer' not in recorded_run:   # an SST run's checkpoint from before the model was recorded
         print(f"{last} predates recording the run's transformer: resuming without checking it", flush=True)
         recorded_model = {}
     t0 = time.time()
