@@ -57,7 +57,7 @@ class LineageLayer(nn.Module):
         self.d_cov, self.d_inp, self.d_out, self.n_inp, self.n_out, self.n_iters = d_cov, d_inp, d_out, n_inp, n_out, n_iters
         self.W = nn.Parameter(torch.randn(max(n_inp, 1), n_out, d_inp, d_out) / d_inp)
 
-    def forms_votes(self, dtype:torch.dtype=torch.float32, n_out:int|None=None) -> bool:
+    def forms_votes(self, n_out:int|None=None) -> bool:
         "Whether the layer forms its votes: unless the weights are shared over inputs and `implicit_votes` is set (`n_out`: as `Routing`'s, the layer's own or None)"
         self.check_fixed_n_out(n_out)
         return not (self.implicit_votes and self.n_inp == -1)
@@ -70,7 +70,7 @@ class LineageLayer(nn.Module):
     def votes_of(self, mu:torch.Tensor, # [b, i, c, d] input poses, zero where removed
     ) -> FormedVotes|SharedWeightVotes:
         "The votes of `mu`, formed or not, as `forms_votes` says"
-        return FormedVotes(votes(mu, self.W)) if self.forms_votes(mu.dtype) else SharedWeightVotes(mu, self.W)
+        return FormedVotes(votes(mu, self.W)) if self.forms_votes() else SharedWeightVotes(mu, self.W)
 
     def extra_repr(self):
         return f"{'any' if self.n_inp == -1 else self.n_inp} x [{self.d_cov}, {self.d_inp}] -> {self.n_out} x [{self.d_cov}, {self.d_out}], n_iters={self.n_iters}"
@@ -254,10 +254,10 @@ class EMRouting(LineageLayer):
 
     def extra_repr(self): return f"{super().extra_repr()}, inv_temps={self.inv_temps}"
 
-    def forms_votes(self, dtype:torch.dtype=torch.float32, n_out:int|None=None) -> bool:
+    def forms_votes(self, n_out:int|None=None) -> bool:
         "Whether the layer forms its votes: under `Routing`'s own condition (`uses_implicit_votes`) it does not (`n_out`: the layer's own or None)"
         self.check_fixed_n_out(n_out)
-        return not uses_implicit_votes(self, self.n_out, dtype)
+        return not uses_implicit_votes(self, self.n_out)
 
     @routes_in_float32
     def forward(self,
@@ -270,7 +270,7 @@ class EMRouting(LineageLayer):
         n_out, a, mu = flat_inputs(self, a_inp, mu_inp, n_out)                   # [b, i], [b, i, c, d]
         inv_temps = inv_temp_schedule(self.inv_temps, self.n_iters)               # set after construction, the two must still agree
         params = (self.beta_v, self.beta_a, inv_temps, self.eps)
-        if self.forms_votes(mu.dtype): routed = route_by_em(votes(mu, self.W), torch.sigmoid(a), *params)
+        if self.forms_votes(): routed = route_by_em(votes(mu, self.W), torch.sigmoid(a), *params)
         else: routed = route_by_em_with_implicit_votes_in_float64(torch.sigmoid(a), mu, self.W, *params)
         return shaped_outputs(a_inp.shape[:-1], *routed, return_R)
 

@@ -13,9 +13,9 @@ from .core import check_positive_ints, is_int
 __all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'compute_votes', 'symmetry_breaking_bias', 'log_densities',
            'e_step', 'd_step', 'm_step', 'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace',
            'first_order_only', 'SqDistance', 'UseWeightedMoments', 'VotesGrad', 'Routing', 'votes_in_one_product',
-           'SharedVotes', 'implicit_vote_features', 'vote_column_products', 'implicit_e_step', 'implicit_moments',
-           'route_with_implicit_votes', 'in_float64', 'uses_implicit_votes', 'float32_if_half', 'routes_in_float32',
-           'compute_votes_unrolled', 'compiled_equations']
+           'SharedVotes', 'pose_pairs', 'implicit_vote_features', 'vote_column_products', 'implicit_e_step',
+           'implicit_moments', 'route_with_implicit_votes', 'in_float64', 'uses_implicit_votes', 'float32_if_half',
+           'routes_in_float32', 'compute_votes_unrolled', 'compiled_equations']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -384,25 +384,33 @@ def _by_the_equations(self:Routing, a_inp, mu_inp, n_out, route:Callable=route_b
 Routing._by_the_equations = _by_the_equations
 
 # %% ../nbs/01_routing.ipynb #f251a373
+def pose_pairs(d_inp:int, device:torch.device|None=None) -> tuple: # d_idx, e_idx [P], P = d_inp (d_inp + 1) / 2
+    "The pairs $d \\le d'$ of a pose's columns, as `torch.triu_indices` orders them: each product of two entries once"
+    d_idx, e_idx = torch.triu_indices(d_inp, d_inp, device=device)
+    return d_idx, e_idx
+
 def implicit_vote_features(
     f_a:torch.Tensor,    # [..., n_inp, 1] input presences f(a_i)
     mu_inp:torch.Tensor, # [..., n_inp, d_cov, d_inp] input poses (finite)
     W:torch.Tensor,      # [n_out, d_inp, d_out] weights shared over inputs
     B:torch.Tensor,      # [n_out, d_cov, d_out] biases shared over inputs
     eps:float=1e-5,
-) -> tuple: # feats [..., n_inp, F], data [..., n_inp, F + 1] (F = d_cov d_inp (d_inp + 1)), V_center [..., n_out, d_cov, d_out]
-    "What stands in for the votes: each pose about the centre, times itself and alone (feats); those and a 1, times f(a_i) (data); the centre's votes"
+) -> tuple: # feats [..., n_inp, F], data [..., n_inp, F + 1] (F = d_cov d_inp (d_inp + 3) / 2), V_center [..., n_out, d_cov, d_out]
+    "What stands in for the votes: each pose about the centre, its entries' products in pairs and the entries alone (feats); those and a 1, times f(a_i) (data); the centre's votes"
     center = (f_a[..., None] * mu_inp).sum(-3) / (f_a.sum(-2)[..., None] + eps)     # [..., c, d]
     delta = mu_inp - center[..., None, :, :]                                        # [..., i, c, d]
     V_center = torch.einsum('...cd,jdh->...jch', center, W) + B                     # [..., j, c, h]
-    feats = torch.cat([(delta[..., :, None] * delta[..., None, :]).flatten(-3), delta.flatten(-2)], -1)   # [..., i, c*d*d + c*d]
-    data = torch.cat([feats, torch.ones_like(f_a)], -1) * f_a                       # [..., i, c*d*d + c*d + 1]
+    d_idx, e_idx = pose_pairs(delta.shape[-1], delta.device)                        # [P] each
+    feats = torch.cat([(delta[..., d_idx] * delta[..., e_idx]).flatten(-2), delta.flatten(-2)], -1)   # [..., i, c*P + c*d]
+    data = torch.cat([feats, torch.ones_like(f_a)], -1) * f_a                       # [..., i, c*P + c*d + 1]
     return feats, data, V_center
 
 def vote_column_products(W:torch.Tensor, # [n_out, d_inp, d_out]
-) -> torch.Tensor:                       # [n_out, d_inp, d_inp, d_out]
-    "$W_{jdh} W_{jd'h}$, which turns the products of a pose's entries into products of its votes' entries"
-    return W[:, :, None, :] * W[:, None, :, :]
+) -> torch.Tensor:                       # [n_out, P, d_out], the pairs of `pose_pairs`
+    "$m_{dd'} W_{jdh} W_{jd'h}$ for each pair $d \\le d'$ (2 off the diagonal, 1 on it): turns the products of a pose's entries into products of its votes' entries"
+    d_idx, e_idx = pose_pairs(W.shape[1], W.device)
+    both_orders = 2 - (d_idx == e_idx).to(W.dtype)                                  # [P]: m_dd'
+    return W[:, d_idx] * W[:, e_idx] * both_orders[:, None]
 
 # %% ../nbs/01_routing.ipynb #16aeedee
 def implicit_e_step(
@@ -415,9 +423,9 @@ def implicit_e_step(
 ) -> torch.Tensor:         # [..., n_inp, n_out] routing probabilities R
     "Eq. 2 with gaussian densities and no vote formed: log f(a_out_j) + log p_ij = -q_ij / 2 + a constant of j"
     inv_s, e = 1 / sig2_out, V_center - mu_out                                     # [..., j, c, h] each
-    H = torch.einsum('jdeh,...jch->...jcde', vote_column_products(W), inv_s)       # [..., j, c, d, d]
+    H = torch.einsum('jph,...jch->...jcp', vote_column_products(W), inv_s)         # [..., j, c, P], m_dd' included
     G = torch.einsum('jdh,...jch->...jcd', W, e * inv_s)                           # [..., j, c, d]
-    coef = torch.cat([H.flatten(-3), 2 * G.flatten(-2)], -1)                       # [..., j, c*d*d + c*d]
+    coef = torch.cat([H.flatten(-2), 2 * G.flatten(-2)], -1)                       # [..., j, c*P + c*d]
     const = F.logsigmoid(a_out) - 0.5 * ((e * e * inv_s).sum((-2, -1)) + torch.log(sig2_out).sum((-2, -1)))   # [..., j]
     return F.softmax(feats @ (-0.5 * coef).transpose(-1, -2) + const[..., None, :], dim=-1)   # [..., i, j]
 
@@ -431,15 +439,16 @@ def implicit_moments(
 ) -> tuple: # S0 [..., n_out] = sum_i D_use_ij, mu_out and sig2_out [..., n_out, d_cov, d_out]
     "Eq. 3 and the M-step's mean and variance (Algorithm 1) with no vote formed: the use-weighted sums of the features, then each output's mean and variance"
     (c, h), d = V_center.shape[-2:], W.shape[1]
+    P = d * (d + 1) // 2                                                           # pairs d <= d'
     S = R.transpose(-1, -2) @ data                                                 # [..., j, F + 1]: sum_i D_use_ij (features, 1)
-    S2 = S[..., :c*d*d].unflatten(-1, (c, d, d))                                   # [..., j, c, d, d]
-    S1 = S[..., c*d*d:-1].unflatten(-1, (c, d))                                    # [..., j, c, d]
+    S2 = S[..., :c*P].unflatten(-1, (c, P))                                        # [..., j, c, P]
+    S1 = S[..., c*P:-1].unflatten(-1, (c, d))                                      # [..., j, c, d]
     S0 = S[..., -1]                                                                # [..., j]
     used = (S0 + eps)[..., None, None]                                             # [..., j, 1, 1]
     S1W = torch.einsum('...jcd,jdh->...jch', S1, W)                                # [..., j, c, h]
     mu_out = (S1W + S0[..., None, None] * V_center) / used
     e = V_center - mu_out
-    spread = torch.einsum('...jcde,jdeh->...jch', S2, vote_column_products(W)) + 2 * e * S1W + S0[..., None, None] * e * e   # [..., j, c, h]
+    spread = torch.einsum('...jcp,jph->...jch', S2, vote_column_products(W)) + 2 * e * S1W + S0[..., None, None] * e * e   # [..., j, c, h]
     sig2_out = (spread / used).clamp(min=0) + eps                                  # a sum of squares: below 0 only by rounding
     return S0, mu_out, sig2_out
 
@@ -484,18 +493,16 @@ def in_float64(route:Callable) -> Callable:
 route_with_implicit_votes_in_float64 = in_float64(route_with_implicit_votes)   # what `Routing` calls
 
 # %% ../nbs/01_routing.ipynb #b698fece
-def uses_implicit_votes(layer:Routing, n_out:int,
-                        dtype:torch.dtype=torch.float32, # the inputs' (the route computes in float64 whatever it is)
-                       ) -> bool:
-    "Whether `layer` routes `n_out` outputs with `route_with_implicit_votes` rather than with votes"
+def uses_implicit_votes(layer:Routing, n_out:int) -> bool:
+    "Whether `layer` routes `n_out` outputs with `route_with_implicit_votes` rather than with votes (in float64, whatever its inputs' dtype)"
     d = layer.d_inp
-    return layer.implicit_votes and layer.n_inp == -1 and layer.p_model == 'gaussian' and d * (d + 1) < n_out * layer.d_out
+    return layer.implicit_votes and layer.n_inp == -1 and layer.p_model == 'gaussian' and d * (d + 3) // 2 < n_out * layer.d_out
 
 # %% ../nbs/01_routing.ipynb #ab0fdf62
 @patch
-def forms_votes(self:Routing, dtype:torch.dtype=torch.float32, n_out:int|None=None) -> bool:
-    "Whether the layer forms its votes routing to `n_out` outputs (default: its fixed number) in `dtype`"
-    return not uses_implicit_votes(self, self.n_out if n_out is None else n_out, dtype)
+def forms_votes(self:Routing, n_out:int|None=None) -> bool:
+    "Whether the layer forms its votes routing to `n_out` outputs (default: its fixed number)"
+    return not uses_implicit_votes(self, self.n_out if n_out is None else n_out)
 
 # %% ../nbs/01_routing.ipynb #7f58879f
 def float32_if_half(t:torch.Tensor) -> torch.Tensor:
@@ -528,7 +535,7 @@ def forward(self:Routing,
     plain = torch.compiler.is_compiling() or not self.step_by_step   # the plain equations: a compiled model's graph, or higher-order gradients
     compiled = self.compile_on_gpu and a.is_cuda and not plain   # a GPU routes by the equations, compiled
     routed = None
-    if uses_implicit_votes(self, n_out, mu.dtype):
+    if uses_implicit_votes(self, n_out):
         route = route_with_implicit_votes_in_float64
         routed = self._by_the_equations(a, mu, n_out, compiled_equations(route) if compiled else route)
     elif plain or compiled:
