@@ -224,11 +224,12 @@ def route_by_em_with_implicit_votes(
     (J, _, h), c = W.shape[1:], mu.shape[-2]
     W = W[0]                                                                        # [j, d, h]
     feats, data, V_center = implicit_vote_features(a[..., None], mu, W, W.new_zeros(J, c, h), eps)   # votes without bias
-    R = mu.new_full((*a.shape, J), 1 / J)                                           # [b, i, j] equal shares
+    R = None                                                                        # equal shares 1/J, not formed
     for it, inv_temp in enumerate(inv_temps):
-        if it > 0: R = implicit_e_step(feats, V_center, W, a_out, mu_out, sig2_out)
+        if it > 0: R = implicit_e_step(feats, V_center, W, a_out, mu_out, sig2_out)   # [b, i, j]
         amount, mu_out, sig2_out = implicit_moments(R, data, V_center, W, eps)     # amount [b, j] = sum_i a_i R_ij
         a_out = em_score(amount, sig2_out, beta_v, beta_a, inv_temp)
+    if R is None: R = mu.new_full((*a.shape, J), 1 / J)                             # one iteration: its equal shares
     return a_out, mu_out, sig2_out, R
 
 route_by_em_with_implicit_votes_in_float64 = in_float64(route_by_em_with_implicit_votes)   # what `EMRouting` calls

@@ -431,16 +431,17 @@ def implicit_e_step(
 
 # %% ../nbs/01_routing.ipynb #0e7ac5a7
 def implicit_moments(
-    R:torch.Tensor,        # [..., n_inp, n_out] routing probabilities
+    R:torch.Tensor|None,   # [..., n_inp, n_out] routing probabilities, or None for equal shares 1/n_out (the first iteration)
     data:torch.Tensor,     # [..., n_inp, F + 1] from `implicit_vote_features`
     V_center:torch.Tensor, # [..., n_out, d_cov, d_out]
     W:torch.Tensor,        # [n_out, d_inp, d_out]
     eps:float=1e-5,
 ) -> tuple: # S0 [..., n_out] = sum_i D_use_ij, mu_out and sig2_out [..., n_out, d_cov, d_out]
     "Eq. 3 and the M-step's mean and variance (Algorithm 1) with no vote formed: the use-weighted sums of the features, then each output's mean and variance"
-    (c, h), d = V_center.shape[-2:], W.shape[1]
+    (J, c, h), d = V_center.shape[-3:], W.shape[1]
     P = d * (d + 1) // 2                                                           # pairs d <= d'
-    S = R.transpose(-1, -2) @ data                                                 # [..., j, F + 1]: sum_i D_use_ij (features, 1)
+    if R is None: S = (data.sum(-2, keepdim=True) / J).expand(*data.shape[:-2], J, -1)   # [..., j, F + 1]: equal shares need no product
+    else: S = R.transpose(-1, -2) @ data                                           # [..., j, F + 1]: sum_i D_use_ij (features, 1)
     S2 = S[..., :c*P].unflatten(-1, (c, P))                                        # [..., j, c, P]
     S1 = S[..., c*P:-1].unflatten(-1, (c, d))                                      # [..., j, c, d]
     S0 = S[..., -1]                                                                # [..., j]
@@ -473,11 +474,12 @@ def route_with_implicit_votes(
     f_a = torch.sigmoid(a_inp)[..., None]                                              # [..., i, 1]
     f_total = f_a.sum(-2)                                                              # [..., 1]
     feats, data, V_center = implicit_vote_features(f_a, mu_inp, W, B, eps)
+    R = None                                                                           # equal shares 1/n_out, not formed
     for it in range(n_iters):
-        if it == 0: R = torch.full((), 1 / J, dtype=mu_inp.dtype, device=mu_inp.device).expand(*a_inp.shape, J)   # [..., i, j]
-        else: R = implicit_e_step(feats, V_center, W, a_out, mu_out, sig2_out)
+        if it > 0: R = implicit_e_step(feats, V_center, W, a_out, mu_out, sig2_out)   # [..., i, j]
         S0, mu_out, sig2_out = implicit_moments(R, data, V_center, W, eps)
         a_out = beta_use[0] * S0 - beta_ign[0] * (f_total - S0)                       # M-step [..., j]: sum_i D_ign = sum_i f - sum_i D_use
+    if R is None: R = torch.full((), 1 / J, dtype=mu_inp.dtype, device=mu_inp.device).expand(*a_inp.shape, J)   # one iteration: its equal shares
     return a_out, mu_out, sig2_out, R
 
 # %% ../nbs/01_routing.ipynb #f10e9961
