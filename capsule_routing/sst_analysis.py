@@ -13,14 +13,15 @@ import torch.nn.functional as F
 import matplotlib.pyplot as plt
 from fastcore.script import anno_parser, Param
 from fastprogress.fastprogress import progress_bar
+from .core import check_positive_ints
 from .lineage import ROUTINGS
 from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, load_teacher, teacher_names
 from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, embed_to_cache, CachedEmbeddings, EmbeddingsDL
 from .training import load_checkpoint, atomic_save, check_model_repr, CKPT_FORMAT, cli_errors
 
 # %% auto #0
-__all__ = ['UNRECORDED_SETTINGS', 'FINISHED_KEYS', 'RUN_FILES', 'OPTIONAL_RUN_FILES', 'SST_ANALYSIS_HELP', 'SETUP_ORDER', 'SETUP',
-           'PAPER_SETUP', 'run_settings', 'run_transformer', 'transformer_label', 'class_names',
+__all__ = ['UNRECORDED_SETTINGS', 'FINISHED_KEYS', 'COLLECTED_FILES', 'OPTIONAL_COLLECTED_FILES', 'SST_ANALYSIS_HELP',
+           'SETUP_ORDER', 'SETUP', 'PAPER_SETUP', 'run_settings', 'run_transformer', 'transformer_label', 'class_names',
            'sst_model_from_state_dict', 'load_run_model', 'predict_cached', 'predict_run', 'collect_run',
            'cache_summary', 'collect_sst_results', 'embed_texts', 'pick_sentences', 'save_embedded_sentences',
            'load_embedded_sentences', 'teacher_probabilities', 'teach', 'classify_texts', 'classify',
@@ -152,8 +153,8 @@ def predict_run(run:str|Path, # a finished run folder (results.json, best.pth)
                 recorded_accuracy=recorded, csv=str(path))
 
 # %% ../nbs/04b_sst_results.ipynb #02ad5189
-RUN_FILES = ('results.json', 'history.csv', 'test_predictions.csv')
-OPTIONAL_RUN_FILES = ('dev_predictions.csv',)
+COLLECTED_FILES = ('results.json', 'history.csv', 'test_predictions.csv')   # what `collect_run` copies from a run (training's RUN_FILES are what a run writes)
+OPTIONAL_COLLECTED_FILES = ('dev_predictions.csv',)                       # copied where the run has it
 
 def collect_run(run:str|Path, # a finished run folder with its test predictions written
                 dest:str|Path, # the results folder: files go to `dest/<run name>/`
@@ -161,12 +162,12 @@ def collect_run(run:str|Path, # a finished run folder with its test predictions 
                ) -> Path:
     "Copy the run's small files (and optionally its weights) to `dest/<run name>/`"
     run = Path(run).resolve()   # so that '.' or 'runs/x/..' has its folder's name
-    missing = [f for f in RUN_FILES if not (run/f).exists()]
+    missing = [f for f in COLLECTED_FILES if not (run/f).exists()]
     if missing: raise FileNotFoundError(f"{run} lacks {missing} (test predictions: `python -m capsule_routing.sst_analysis predict {run}`)")
     if weights and not (run/'best.pth').exists(): raise FileNotFoundError(f"{run} has no best.pth, the weights that weights=True writes as model.pt")
     out = Path(dest)/run.name
     out.mkdir(parents=True, exist_ok=True)
-    for f in RUN_FILES + tuple(f for f in OPTIONAL_RUN_FILES if (run/f).exists()): shutil.copyfile(run/f, out/f)
+    for f in COLLECTED_FILES + tuple(f for f in OPTIONAL_COLLECTED_FILES if (run/f).exists()): shutil.copyfile(run/f, out/f)
     if weights: atomic_save(load_checkpoint(run/'best.pth')['model'], out/'model.pt')
     return out
 
@@ -319,7 +320,7 @@ def classify_texts(model:SSTCapsNet, # an SST head (put in eval mode here)
                    bs:int=20, # sentences embedded and routed at once
                   ) -> pd.DataFrame:
     "One row per text, in order: `text`, `predicted` (the label's name), `truncated` (cut to the model's window), then the probability of each label"
-    if not (isinstance(bs, int) and bs >= 1): raise ValueError(f"bs must be a whole number of at least 1; received {bs!r}")
+    check_positive_ints(bs=bs)
     texts = [texts] if isinstance(texts, str) else list(texts)
     not_str = [i for i, t in enumerate(texts) if not isinstance(t, str)]
     if not_str: raise TypeError(f"texts must be strings; at positions {not_str}: {[type(texts[i]).__name__ for i in not_str]}")
