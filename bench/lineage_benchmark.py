@@ -1,7 +1,8 @@
 """Speed and memory of the four routing algorithms (`ROUTINGS`), forward + backward, at the paper's shapes.
 
 Each measurement runs in a fresh process (so peak memory is that of one configuration alone), with the same inputs
-for all four algorithms and every parameter drawn at random. Peak memory as in `routing_benchmark.py`.
+for all four algorithms and every parameter drawn at random. Peak memory and subnormal floats (flushed to zero on the
+CPU unless `--keep_subnormals`) as in `routing_benchmark.py`.
 
     python bench/lineage_benchmark.py --threads 1 --out bench/results/lineage_cpu_1thread.md
     python bench/lineage_benchmark.py --shapes sst_1 sst_1_pose8     # some shapes only
@@ -13,7 +14,7 @@ import json, os, platform, subprocess, sys
 import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import routing_benchmark
-from routing_benchmark import time_and_peak, benchmark_parser, shape_label, write_table
+from routing_benchmark import time_and_peak, benchmark_parser, shape_label, write_table, as_training_on, subnormals_note
 from capsule_routing.lineage import ROUTINGS
 
 SHAPES = {**routing_benchmark.SHAPES,  # name: (batch, n_inp, n_out, d_cov, d_inp, d_out, n_inp_fixed)
@@ -39,11 +40,11 @@ def measure(routing, shape, device, repeats, formed):
     "Runs in a child process: median seconds of forward+backward, peak memory growth in MiB, whether the votes were formed"
     layer, a_inp, mu_inp = make(routing, shape, device, formed=formed)
     measured = time_and_peak(lambda: step(layer, a_inp, mu_inp), (a_inp, mu_inp, *layer.parameters()), device, repeats)
-    return measured | dict(n_params=sum(p.numel() for p in layer.parameters()), formed=layer.forms_votes(torch.float32))
+    return measured | dict(n_params=sum(p.numel() for p in layer.parameters()), formed=layer.forms_votes())
 
-def run_child(routing, shape, device, repeats, formed=False):
+def run_child(routing, shape, device, repeats, formed=False, keep_subnormals=False):
     cmd = [sys.executable, __file__, '--child-routing', routing, '--child-shape', shape, '--device', device,
-           '--repeats', str(repeats), '--threads', str(torch.get_num_threads())] + (['--child-formed'] if formed else [])
+           '--repeats', str(repeats), '--threads', str(torch.get_num_threads())] + (['--child-formed'] if formed else []) + (['--keep_subnormals'] if keep_subnormals else [])
     return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
 
 def main():
@@ -52,24 +53,27 @@ def main():
     p.add_argument('--child-routing'); p.add_argument('--child-formed', action='store_true')
     args = p.parse_args()
     if args.threads: torch.set_num_threads(args.threads)
-    if args.child_routing: return print(json.dumps(measure(args.child_routing, args.child_shape, args.device, args.repeats, args.child_formed)))
+    if args.child_routing:
+        as_training_on(args.device, args.keep_subnormals)
+        return print(json.dumps(measure(args.child_routing, args.child_shape, args.device, args.repeats, args.child_formed)))
     threads = torch.get_num_threads()
     lines = [f"Forward + backward, 3 iterations, float32, median of {args.repeats} after a warm-up (shapes: batch x inputs "
              "[capsule] -> outputs [capsule], * a variable number of inputs; peak memory growth in MiB; time and memory also "
              f"relative to Heinsen's `Routing` as it routes by default; votes: whether the layer forms them, by its own rule or "
              f"forced); torch {torch.__version__}, {platform.processor() or platform.machine()}, "
-             f"{threads} thread{'s' if threads != 1 else ''}." + (f" {args.note}" if args.note else ''), "",
+             f"{threads} thread{'s' if threads != 1 else ''}, {subnormals_note(args.keep_subnormals)}." + (f" {args.note}" if args.note else ''), "",
              "| shape | algorithm | votes | parameters | seconds | x Routing | MiB | x Routing |", "|---|---|---|---|---|---|---|---|"]
     print('\n'.join(lines), flush=True)
     for device in args.devices:
         dev_name = 'cpu' if device == 'cpu' else torch.cuda.get_device_name()
         for shape in args.shapes:
             label = shape_label(shape, SHAPES, dev_name)
-            ref = run_child('heinsen', shape, device, args.repeats)
+            run = lambda routing, formed=False: run_child(routing, shape, device, args.repeats, formed, args.keep_subnormals)
+            ref = run('heinsen')
             for routing in args.routings:
-                got = ref if routing == 'heinsen' else run_child(routing, shape, device, args.repeats)
+                got = ref if routing == 'heinsen' else run(routing)
                 runs = [(got, 'formed' if got['formed'] else 'not formed')]
-                if not got['formed']: runs.append((run_child(routing, shape, device, args.repeats, formed=True), 'formed (forced)'))
+                if not got['formed']: runs.append((run(routing, formed=True), 'formed (forced)'))
                 for got, votes in runs:
                     line = (f"| {label} | {ROUTINGS[routing].__name__} | {votes} | {got['n_params']:,} | {got['seconds']:.3f} | "
                             f"{got['seconds'] / ref['seconds']:.2f} | {got['peak_mib']:.0f} | {got['peak_mib'] / max(ref['peak_mib'], 1e-9):.2f} |")

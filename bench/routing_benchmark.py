@@ -7,8 +7,15 @@ Forward + backward at the paper's shapes, each measurement in a fresh process (s
 configuration alone), plus a check that both give the same outputs and gradients.
 
     python bench/routing_benchmark.py                 # all shapes, CPU (and GPU if there is one)
-    python bench/routing_benchmark.py --shapes sst    # one shape
+    python bench/routing_benchmark.py --shapes sst_1  # one shape
     python bench/routing_benchmark.py --out bench/results/routing_cpu.md
+
+On the CPU, subnormal floats are flushed to zero (`torch.set_flush_denormal(True)`), as `train_main` does when it
+trains there: x86 computes with them many times slower, and how many a pass meets depends on the random parameters.
+At smallnorb_1 `Routing` took 1.5 times as long with them kept (1.367 s against 0.902 s, one thread,
+bench/results/subnormals_kept_routing_cpu_1thread.md), traced to the second iteration's E-step, where two outputs'
+log f(a_out) of -701 to -727 put all their routing probabilities below float64's smallest normal number, e^-708.
+`--keep_subnormals` measures with them kept.
 
 Peak memory: on the CPU, the peak resident set over the warm-up and measured steps less the resident set before
 them (inputs and parameters already allocated; Linux /proc); on a GPU, torch.cuda.max_memory_allocated during the steps.
@@ -84,12 +91,17 @@ def agreement(shape, device):
     for x, y in zip(*results): worst = max(worst, ((x - y).abs().max() / y.abs().max()).item())
     return worst
 
+def as_training_on(device, keep_subnormals=False):
+    "In a child process: flush subnormal floats to zero on the CPU, as `train_main` does when it trains there"
+    if device == 'cpu' and not keep_subnormals: torch.set_flush_denormal(True)
+
 def child(args):
+    as_training_on(args.device, args.keep_subnormals)
     print(json.dumps(measure(args.child_impl, args.child_shape, args.device, args.repeats)))
 
-def run_child(impl, shape, device, repeats):
+def run_child(impl, shape, device, repeats, keep_subnormals=False):
     cmd = [sys.executable, __file__, '--child-impl', impl, '--child-shape', shape, '--device', device, '--repeats', str(repeats),
-           '--threads', str(torch.get_num_threads())]
+           '--threads', str(torch.get_num_threads())] + (['--keep_subnormals'] if keep_subnormals else [])
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
     return json.loads(out)
 
@@ -102,8 +114,12 @@ def benchmark_parser(doc, shapes):
     p.add_argument('--threads', type=int, default=None, help='torch threads (default: torch\'s choice)')
     p.add_argument('--out', help='also write the markdown table to this file')
     p.add_argument('--note', default='', help='context to print with the table: when, on what, under what load')
+    p.add_argument('--keep_subnormals', action='store_true', help='on the CPU, compute with subnormal floats (default: flushed to zero, as training does)')
     p.add_argument('--child-shape'); p.add_argument('--device', default='cpu')
     return p
+
+def subnormals_note(keep_subnormals):
+    return 'subnormal floats kept on the CPU' if keep_subnormals else 'subnormal floats flushed to zero on the CPU, as in training'
 
 def shape_label(shape, shapes, dev_name):
     "A table's first column: name, device, batch x inputs [capsule] -> outputs [capsule], * for a variable number of inputs"
@@ -125,8 +141,8 @@ def main():
     lines = [f"Forward + backward, 3 routing iterations, float32, median of {args.repeats} after a warm-up "
              "(shapes: batch x inputs [capsule] -> outputs [capsule], * a variable number of inputs; peak memory growth in MiB; "
              "last column: largest relative difference of outputs and gradients, float64, batch 4); "
-             f"torch {torch.__version__}, {platform.processor() or platform.machine()}, {threads} thread{'s' if threads != 1 else ''}."
-             + (f" {args.note}" if args.note else ''), "",
+             f"torch {torch.__version__}, {platform.processor() or platform.machine()}, {threads} thread{'s' if threads != 1 else ''}, "
+             f"{subnormals_note(args.keep_subnormals)}." + (f" {args.note}" if args.note else ''), "",
              "| shape | literal s | step by step s | Routing s | speed-up | literal MiB | step by step MiB | Routing MiB | memory | max rel. diff. |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     print('\n'.join(lines), flush=True)
@@ -134,9 +150,9 @@ def main():
         dev_name = 'cpu' if device == 'cpu' else torch.cuda.get_device_name()
         for shape in args.shapes:
             b, n_inp, n_out, c, d, h, fixed = SHAPES[shape]
-            lit, fast = run_child('literal', shape, device, args.repeats), run_child('Routing', shape, device, args.repeats)
+            lit, fast = run_child('literal', shape, device, args.repeats, args.keep_subnormals), run_child('Routing', shape, device, args.repeats, args.keep_subnormals)
             layer = make(shape, 'cpu', batch=1)[0]
-            stepwise = run_child('step', shape, device, args.repeats) if uses_implicit_votes(layer, n_out, torch.float32) else fast
+            stepwise = run_child('step', shape, device, args.repeats, args.keep_subnormals) if uses_implicit_votes(layer, n_out) else fast
             diff = agreement(shape, device)
             line = (f"| {shape_label(shape, SHAPES, dev_name)} | {lit['seconds']:.3f} | {stepwise['seconds']:.3f} | {fast['seconds']:.3f} | {lit['seconds'] / fast['seconds']:.1f}x | "
                     f"{lit['peak_mib']:.0f} | {stepwise['peak_mib']:.0f} | {fast['peak_mib']:.0f} | {fast['peak_mib'] / max(lit['peak_mib'], 1e-9):.2f} | {diff:.1e} |")
