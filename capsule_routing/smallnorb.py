@@ -397,7 +397,7 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
     "Train the paper's smallNORB model with the paper's regime, select the epoch on held-out training toys, then test it once"
     from capsule_routing.training import train_main, check_pad, cli_errors, running_as_command
     from capsule_routing.vision import smallnorb_dataloaders, check_valid_count  # imported here: vision imports this module
-    with cli_errors(running_as_command()):   # from a command line: bad input and Ctrl-C in one line each
+    with cli_errors(running_as_command(main)):   # from a command line: bad input and Ctrl-C in one line each
         # before a download or the data: this module's own settings here, the shared ones (--out, --epochs, --seed, --routing...) in train_main
         check_pad(pad); check_valid_count(n_valid_per_category, 'n_valid_per_category', 'toys of each category')
         def dls_fn(data, bs, device):   # train_main calls it once every check has passed

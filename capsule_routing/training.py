@@ -803,11 +803,12 @@ def cli_errors(active:bool=True, # False: a plain Python call, errors pass uncha
         print(f'error: {msg}', file=sys.stderr, flush=True)
         raise SystemExit(2) from None
 
-def running_as_command() -> bool:
-    "Whether a `call_parse` command line (`python -m capsule_routing.vision ...`) is running, rather than a Python call"
-    try: from fastcore.script import is_cli   # true while `call_parse` runs a function from the command line
+def running_as_command(command:Callable, # a `call_parse` function of this package, e.g. `fashion_mnist_main`
+                      ) -> bool:
+    "Whether `command` runs as a command line (`python -m capsule_routing.vision ...`): not called from Python, nor from another command (`nbdev_test` running a notebook)"
+    try: from fastcore.script import is_cli   # true while `call_parse` runs that function from the command line
     except ImportError: return False           # an older fastcore: errors keep their tracebacks
-    return is_cli()
+    return is_cli(command)
 
 # %% ../nbs/02_training.ipynb #013a80df
 def interrupted_hint(out:Path) -> str:
@@ -842,58 +843,57 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                run_files:dict|None=None, # `{name: text}` the data module records in `out` once the data are read (SST's targets.json)
               ) -> dict:
     "Train with the paper's regime, checkpointing to `out`, then evaluate the best-by-validation model once on the test set"
-    with cli_errors(running_as_command()):   # from a command line: bad input in one line, Ctrl-C in one line
-        # refused before any data is read (smallNORB's files take a while)
-        check_positive_ints(epochs=epochs, bs=bs)
-        check_seed(seed)
-        if not 0 < lr_min <= lr_max < math.inf: raise ValueError(f"learning rates must be finite and satisfy 0 < lr_min <= lr_max, received lr_min={lr_min}, lr_max={lr_max}")
-        if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
-        check_loss_name(loss)
-        recorded = ('train_loss', 'valid_loss', capsule_accuracy.__name__)   # what `capsule_learner`'s Learner records
-        if monitor not in recorded: raise ValueError(f"monitor must be one of {list(recorded)} (--monitor); received {monitor!r}")
-        if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
-        if settings and 'routing' in settings: routing_class(settings['routing'])   # a typo, before the data are read
-        out = check_out_folder(out, resume)
-        run = {'seed': seed, 'bs': bs, **(settings or {})}   # what a resumed run must keep
-        if resume and (out/'last.pth').exists():   # fit_paper checks the rest (schedule, model, loss) once the model exists
-            ck = load_checkpoint(out/'last.pth')
-            check_run_settings(ck.get('run'), run); check_epochs(ck, epochs, out/'last.pth'); check_resumed_monitor(ck, monitor); del ck
-        set_seed(seed, reproducible=True)
-        device = torch.device('cpu') if cpu else default_device()
-        if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
-        dls, test_dl = dls_fn(Path(data), bs=bs, device=device)
-        if len(dls.valid.dataset if hasattr(dls.valid, 'dataset') else dls.valid) == 0:
-            raise ValueError("the validation set is empty: it selects best.pth; give the data's validation split "
-                             "(e.g. --n_valid_per_class, --n_valid_per_category) at least 1")
-        if len(dls.train) == 0:   # an epoch of no step: the run would end untrained and still report a test result
-            raise ValueError(f"an epoch has no training batch: {getattr(dls.train, 'n', '?')} training samples at --bs {bs} "
-                             "(an incomplete last batch is dropped): lower --bs")
-        model = model_fn(dls)
-        if compile_model: compile_whole_model(model, mode=compile_mode)
-        learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], 'loss_func': LOSSES[loss](), **(learner_kwargs or {})}
-        learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
-        print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
-        for name, text in (run_files or {}).items(): (out/name).write_text(text)   # only now: a command that failed earlier leaves none
-        t0 = time.time()
-        try:
-            fit_paper(learn, epochs, lr_max=lr_max, lr_min=lr_min, ckpt_dir=out, resume=resume, monitor=monitor,
-                      show_progress=not quiet, run_settings=run)
-        except KeyboardInterrupt as e:   # what the command line tells its user (`cli_errors`)
-            e.cli_hint = interrupted_hint(out)
-            raise
-        if learn.best_valid['value'] is None:
-            raise ValueError(f"no epoch gave a finite validation loss and {monitor}: no model was selected (no best.pth in {out}), "
-                             "so none is tested")
-        with quiet_learner(learn, quiet):
-            test = evaluate_checkpoint(learn, test_dl, out/'best.pth') if test_dl is not None else None
-        results = {'epochs': epochs, 'bs': bs, 'lr_max': lr_max, 'lr_min': lr_min, 'seed': seed, 'device': str(device), 'compile_model': compile_model,
-                   'compile_mode': compile_mode, 'optimizer': optimizer, 'loss': loss, **({'settings': settings} if settings else {}),
-                   'n_parameters': sum(p.numel() for p in model.parameters()), 'train_seconds_this_process': time.time() - t0,
-                   'epoch_seconds': learn.epoch_seconds,
-                   'best_valid': learn.best_valid, 'test': test}
-        (out/'results.json').write_text(json.dumps(results, indent=2))
-        print(json.dumps(results, indent=2))
-        return results
+    # refused before any data is read (smallNORB's files take a while)
+    check_positive_ints(epochs=epochs, bs=bs)
+    check_seed(seed)
+    if not 0 < lr_min <= lr_max < math.inf: raise ValueError(f"learning rates must be finite and satisfy 0 < lr_min <= lr_max, received lr_min={lr_min}, lr_max={lr_max}")
+    if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
+    check_loss_name(loss)
+    recorded = ('train_loss', 'valid_loss', capsule_accuracy.__name__)   # what `capsule_learner`'s Learner records
+    if monitor not in recorded: raise ValueError(f"monitor must be one of {list(recorded)} (--monitor); received {monitor!r}")
+    if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
+    if settings and 'routing' in settings: routing_class(settings['routing'])   # a typo, before the data are read
+    out = check_out_folder(out, resume)
+    run = {'seed': seed, 'bs': bs, **(settings or {})}   # what a resumed run must keep
+    if resume and (out/'last.pth').exists():   # fit_paper checks the rest (schedule, model, loss) once the model exists
+        ck = load_checkpoint(out/'last.pth')
+        check_run_settings(ck.get('run'), run); check_epochs(ck, epochs, out/'last.pth'); check_resumed_monitor(ck, monitor); del ck
+    set_seed(seed, reproducible=True)
+    device = torch.device('cpu') if cpu else default_device()
+    if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
+    dls, test_dl = dls_fn(Path(data), bs=bs, device=device)
+    if len(dls.valid.dataset if hasattr(dls.valid, 'dataset') else dls.valid) == 0:
+        raise ValueError("the validation set is empty: it selects best.pth; give the data's validation split "
+                         "(e.g. --n_valid_per_class, --n_valid_per_category) at least 1")
+    if len(dls.train) == 0:   # an epoch of no step: the run would end untrained and still report a test result
+        raise ValueError(f"an epoch has no training batch: {getattr(dls.train, 'n', '?')} training samples at --bs {bs} "
+                         "(an incomplete last batch is dropped): lower --bs")
+    model = model_fn(dls)
+    if compile_model: compile_whole_model(model, mode=compile_mode)
+    learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], 'loss_func': LOSSES[loss](), **(learner_kwargs or {})}
+    learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
+    print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
+    for name, text in (run_files or {}).items(): (out/name).write_text(text)   # only now: a command that failed earlier leaves none
+    t0 = time.time()
+    try:
+        fit_paper(learn, epochs, lr_max=lr_max, lr_min=lr_min, ckpt_dir=out, resume=resume, monitor=monitor,
+                  show_progress=not quiet, run_settings=run)
+    except KeyboardInterrupt as e:   # what the command line tells its user (`cli_errors`)
+        e.cli_hint = interrupted_hint(out)
+        raise
+    if learn.best_valid['value'] is None:
+        raise ValueError(f"no epoch gave a finite validation loss and {monitor}: no model was selected (no best.pth in {out}), "
+                         "so none is tested")
+    with quiet_learner(learn, quiet):
+        test = evaluate_checkpoint(learn, test_dl, out/'best.pth') if test_dl is not None else None
+    results = {'epochs': epochs, 'bs': bs, 'lr_max': lr_max, 'lr_min': lr_min, 'seed': seed, 'device': str(device), 'compile_model': compile_model,
+               'compile_mode': compile_mode, 'optimizer': optimizer, 'loss': loss, **({'settings': settings} if settings else {}),
+               'n_parameters': sum(p.numel() for p in model.parameters()), 'train_seconds_this_process': time.time() - t0,
+               'epoch_seconds': learn.epoch_seconds,
+               'best_valid': learn.best_valid, 'test': test}
+    (out/'results.json').write_text(json.dumps(results, indent=2))
+    print(json.dumps(results, indent=2))
+    return results
 
 # %% ../nbs/02_training.ipynb #994e21dc
 def _synthetic_dls_fn(data, bs=20, device=None):
@@ -907,5 +907,6 @@ def smoke_main(pad:int=2, # pixels of edge padding for random crops
                lr_min:float=5e-3, # first and last learning rate
                **kwargs):
     "Smoke-test the training pipeline on synthetic 8x8 textures with a tiny model"
-    return train_main(_synthetic_dls_fn, lambda dls: TinyCapsuleNet(), lr_max=lr_max, lr_min=lr_min,
-                      learner_kwargs=dict(pad=pad), settings=dict(pad=pad), **kwargs)
+    with cli_errors(running_as_command(smoke_main)):   # from a command line: bad input in one line, Ctrl-C in one line
+        return train_main(_synthetic_dls_fn, lambda dls: TinyCapsuleNet(), lr_max=lr_max, lr_min=lr_min,
+                          learner_kwargs=dict(pad=pad), settings=dict(pad=pad), **kwargs)
