@@ -5,13 +5,19 @@ negative; rounding in float32 can make the rearranged sum so). This trains the F
 `nbs/03b_fashion_mnist_routings.ipynb` (16 parts, 2 iterations, peak rate 1e-2, 3-epoch schedule, seed 0) for its
 first epoch and counts the variances the clamp raised from below zero (it watches the one `clamp` call inside
 `implicit_moments`), for each routing named (em and heinsen: the two routings that use implicit_moments).
-Both routes compute in float64 since 2026-11-25; `--float32` routes them in float32, as before.
+Both routes compute in float64 since 2026-11-25; `--float32` routes them in float32, as before. The counts depend on
+the features the route sums: bench/results/clamp_count.md was measured at 83f3fd7, whose features held both orders of
+each pair of pose columns (the route the committed EM runs trained with); since 47bf5a0 they hold each pair once, and
+the same command gives bench/results/clamp_count_float32_pairs_once.md. Each table names the commit it was measured at.
 
-    OMP_NUM_THREADS=1 python bench/clamp_count.py em heinsen --float32 --threads 1 --out bench/results/clamp_count.md
+    OMP_NUM_THREADS=1 python bench/clamp_count.py em heinsen --float32 --threads 1 --out bench/results/clamp_count_float32_pairs_once.md
+    OMP_NUM_THREADS=1 python bench/clamp_count.py em heinsen --threads 1 --out bench/results/clamp_count_float64.md
 """
-import argparse, platform, torch, warnings
+import argparse, platform, subprocess, torch, warnings
 from datetime import datetime, timezone
 from pathlib import Path
+from capsule_routing.core import import_fastai_quietly
+import_fastai_quietly()   # fastai's import raises torch's torch.jit.script notice; hidden for that import only
 from fastai.callback.core import Callback, CancelFitException
 import capsule_routing.routing as routing, capsule_routing.lineage as lineage
 from capsule_routing.training import capsule_learner, fit_paper, OPTIMIZERS, set_seed
@@ -50,6 +56,11 @@ def count_clamps(routing_name, data, steps, float32=False):
         routing.route_with_implicit_votes_in_float64, lineage.route_by_em_with_implicit_votes_in_float64 = in_float64
     return counts
 
+def commit() -> str:
+    "The checkout's commit, marked `+changes` when tracked files differ from it"
+    git = lambda *a: subprocess.run(['git', *a], capture_output=True, text=True, cwd=Path(__file__).parent).stdout.strip()
+    return (git('rev-parse', '--short', 'HEAD') or 'unknown') + ('+changes' if git('status', '--porcelain', '--untracked-files=no') else '')
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('routings', nargs='+', choices=['heinsen', 'em'])
@@ -64,7 +75,7 @@ def main():
              f'2 iterations, peak rate 1e-2, 3-epoch schedule, seed 0) trains for {args.steps:,} steps at batch 20 on the CPU '
              f'({platform.processor() or platform.machine()}, {args.threads} thread{"s" if args.threads > 1 else ""}), '
              f'torch {torch.__version__}, the routes computed in {"float32" if args.float32 else "float64"}. '
-             f'Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC by '
+             f'Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC at commit {commit()} by '
              f'`python bench/clamp_count.py {" ".join(args.routings)}{" --float32" if args.float32 else ""} --threads {args.threads}`.', '',
              '| routing | variances clamped | variances | share | calls with a clamped variance | calls |', '|---|---|---|---|---|---|']
     for name in args.routings:

@@ -25,6 +25,8 @@ is 50 epochs in under 10 minutes. Tables measured on an H100: bench/results/smal
 import argparse, platform, statistics, tempfile, time
 from pathlib import Path
 import torch
+from capsule_routing.core import import_fastai_quietly
+import_fastai_quietly()   # fastai's import raises torch's torch.jit.script notice; hidden for that import only
 from fastai.callback.core import Callback
 from capsule_routing.core import default_device
 from capsule_routing.routing import Routing
