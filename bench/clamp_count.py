@@ -6,9 +6,10 @@ negative; rounding in float32 can make the rearranged sum so). This trains the F
 first epoch and counts the variances the clamp raised from below zero (it watches the one `clamp` call inside
 `implicit_moments`), for each routing named (em and heinsen: the two routings that use implicit_moments).
 Both routes compute in float64 since 2026-11-25; `--float32` routes them in float32, as before. The counts depend on
-the features the route sums: bench/results/clamp_count.md was measured at 83f3fd7, whose features held both orders of
-each pair of pose columns (the route the committed EM runs trained with); since 47bf5a0 they hold each pair once, and
-the same command gives bench/results/clamp_count_float32_pairs_once.md. Each table names the commit it was measured at.
+the features the route sums: bench/results/clamp_count.md was measured with features holding both orders of each pair
+of pose columns (the route the committed EM runs trained with; the code of 83f3fd7 and before); since 47bf5a0 they
+hold each pair once, and the same command gives bench/results/clamp_count_float32_pairs_once.md. Tables measured
+since name their commit.
 
     OMP_NUM_THREADS=1 python bench/clamp_count.py em heinsen --float32 --threads 1 --out bench/results/clamp_count_float32_pairs_once.md
     OMP_NUM_THREADS=1 python bench/clamp_count.py em heinsen --threads 1 --out bench/results/clamp_count_float64.md

@@ -21,7 +21,7 @@ __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAM
            'task_subset', 'n_classes', 'download_sst', 'check_mask', 'SSTCapsNet', 'rel_err', 'sst_caches',
            'sst_dataloaders', 'sst_model', 'distill_targets', 'save_teacher', 'load_teacher', 'teacher_names',
            'check_distill', 'logistic_baseline', 'sst_baseline', 'check_embed_args', 'sst_embed', 'train_sst',
-           'sst_cli']
+           'sst_cli', 'sst_main']
 
 # %% ../nbs/04_sst.ipynb #fe8f741c
 PTB_UNESCAPE = {'-LRB-': '(', '-RRB-': ')', '-LSB-': '[', '-RSB-': ']', '-LCB-': '{', '-RCB-': '}',
@@ -592,5 +592,9 @@ def sst_cli(argv:list[str]|None=None): # the arguments (default: `sys.argv[1:]`)
     for hidden in ('pdb', 'xtra'): args.pop(hidden, None)   # anno_parser's own options
     return func(**args)
 
+def sst_main():
+    "The command line (`python -m capsule_routing.sst`, `capsule-routing-sst`): `sst_cli` with bad input in one line (exit status 2) and Ctrl-C in one line (130)"
+    with cli_errors(): return sst_cli()
+
 if __name__ == '__main__' and Path(globals().get('__file__', '')).name == 'sst.py':   # `python -m`, not a notebook
-    with cli_errors(): sst_cli()   # bad input in one line, exit status 2; Ctrl-C in one line, 130
+    sst_main()
