@@ -57,7 +57,7 @@ class LineageLayer(nn.Module):
         self.d_cov, self.d_inp, self.d_out, self.n_inp, self.n_out, self.n_iters = d_cov, d_inp, d_out, n_inp, n_out, n_iters
         self.W = nn.Parameter(torch.randn(max(n_inp, 1), n_out, d_inp, d_out) / d_inp)
 
-    def forms_votes(self, n_out:int|None=None) -> bool:
+    def forms_votes(self, *, n_out:int|None=None) -> bool:
         "Whether the layer forms its votes: unless the weights are shared over inputs and `implicit_votes` is set (`n_out`: as `Routing`'s, the layer's own or None)"
         self.check_fixed_n_out(n_out)
         return not (self.implicit_votes and self.n_inp == -1)
@@ -255,7 +255,7 @@ class EMRouting(LineageLayer):
 
     def extra_repr(self): return f"{super().extra_repr()}, inv_temps={self.inv_temps}"
 
-    def forms_votes(self, n_out:int|None=None) -> bool:
+    def forms_votes(self, *, n_out:int|None=None) -> bool:
         "Whether the layer forms its votes: under `Routing`'s own condition (`uses_implicit_votes`) it does not (`n_out`: the layer's own or None)"
         self.check_fixed_n_out(n_out)
         return not uses_implicit_votes(self, self.n_out)

@@ -502,7 +502,7 @@ def uses_implicit_votes(layer:Routing, n_out:int) -> bool:
 
 # %% ../nbs/01_routing.ipynb #ab0fdf62
 @patch
-def forms_votes(self:Routing, n_out:int|None=None) -> bool:
+def forms_votes(self:Routing, *, n_out:int|None=None) -> bool:
     "Whether the layer forms its votes routing to `n_out` outputs (default: its fixed number)"
     return not uses_implicit_votes(self, self.n_out if n_out is None else n_out)
 
