@@ -238,21 +238,27 @@ def main():
     browser = Chromium(args.chromium)
     problems, facts = {p: [] for p in pages}, {}
     t0 = time.time()
+    def check(page):
+        events = browser.open(base + page)
+        f = facts[page] = browser.eval(PAGE_FACTS)
+        browser.screenshot(shots/f'{page[:-5].replace("/", "_")}.png', args.full_page)
+        bad = problems[page] = []
+        for width in (WIDTH, NARROW):
+            layout, lf = layout_problems(browser, width)
+            bad += layout[:12] + ([f'at {width} px: ... and {len(layout) - 12} more'] if len(layout) > 12 else [])
+            f[f'screens_{width}'] = lf['steps']
+        bad += event_problems(events, base)
+        if not f['title'].strip(): bad.append('no title (h1)')
+        bad += [f'raw math left: {s!r}' for s in f['raw_math']]
+        bad += [f'KaTeX error: {s!r}' for s in f['katex_errors']]
+        bad += [f'image not loaded: {i["src"][:80]}' for i in f['images'] if not i['ok']]
     try:
         for page in pages:
-            events = browser.open(base + page)
-            f = facts[page] = browser.eval(PAGE_FACTS)
-            browser.screenshot(shots/f'{page[:-5].replace("/", "_")}.png', args.full_page)
-            bad = problems[page]
-            for width in (WIDTH, NARROW):
-                layout, lf = layout_problems(browser, width)
-                bad += layout[:12] + ([f'at {width} px: ... and {len(layout) - 12} more'] if len(layout) > 12 else [])
-                f[f'screens_{width}'] = lf['steps']
-            bad += event_problems(events, base)
-            if not f['title'].strip(): bad.append('no title (h1)')
-            bad += [f'raw math left: {s!r}' for s in f['raw_math']]
-            bad += [f'KaTeX error: {s!r}' for s in f['katex_errors']]
-            bad += [f'image not loaded: {i["src"][:80]}' for i in f['images'] if not i['ok']]
+            try: check(page)
+            except (websocket.WebSocketTimeoutException, TimeoutError) as e:   # a browser stalled on a busy machine: one more try in a fresh one
+                print(f'{page}: {type(e).__name__} ({e}); trying once more in a fresh browser', flush=True)
+                browser.close(); browser = Chromium(args.chromium)
+                check(page)
     finally:
         browser.close(); server.shutdown()
 
