@@ -50,13 +50,16 @@ class Chromium:
                 sys.exit(f'chromium did not start; its log:\n{self.profile.with_suffix(".log").read_text()[-3000:]}')
             time.sleep(0.1)
         port, path = port_file.read_text().split()
-        self.ws = websocket.create_connection(f'ws://127.0.0.1:{port}{path}', timeout=timeout, suppress_origin=True)
-        self.next_id, self.events, self.session = 0, [], None
-        target = self.call('Target.createTarget', url='about:blank')['targetId']
-        self.session = self.call('Target.attachToTarget', targetId=target, flatten=True)['sessionId']
-        for domain in ('Page', 'Runtime', 'Network', 'Log'): self.call(f'{domain}.enable')
-        self.call('Network.setCacheDisabled', cacheDisabled=True)
-        self.call('Emulation.setDeviceMetricsOverride', width=WIDTH, height=HEIGHT, deviceScaleFactor=1, mobile=False)
+        try:
+            self.ws = websocket.create_connection(f'ws://127.0.0.1:{port}{path}', timeout=timeout, suppress_origin=True)
+            self.next_id, self.events, self.session = 0, [], None
+            target = self.call('Target.createTarget', url='about:blank')['targetId']
+            self.session = self.call('Target.attachToTarget', targetId=target, flatten=True)['sessionId']
+            for domain in ('Page', 'Runtime', 'Network', 'Log'): self.call(f'{domain}.enable')
+            self.call('Network.setCacheDisabled', cacheDisabled=True)
+            self.call('Emulation.setDeviceMetricsOverride', width=WIDTH, height=HEIGHT, deviceScaleFactor=1, mobile=False)
+        except BaseException:
+            self.close(); raise   # no browser left running behind a failed start
 
     def _recv(self):
         msg = json.loads(self.ws.recv())
@@ -235,7 +238,12 @@ def main():
     if 'index.html' not in pages: sys.exit(f'no index.html in {site}: run python tools/build_docs.py first')
     shots.mkdir(parents=True, exist_ok=True)
     server, base = serve(site)
-    browser = Chromium(args.chromium)
+    def start():
+        try: return Chromium(args.chromium)
+        except (websocket.WebSocketTimeoutException, TimeoutError) as e:   # its first DevTools calls stalled: one more try
+            print(f'chromium: {type(e).__name__} ({e}) while starting; starting it once more', flush=True)
+            return Chromium(args.chromium)
+    browser = start()
     problems, facts = {p: [] for p in pages}, {}
     t0 = time.time()
     def check(page):
@@ -257,7 +265,7 @@ def main():
             try: check(page)
             except (websocket.WebSocketTimeoutException, TimeoutError) as e:   # a browser stalled on a busy machine: one more try in a fresh one
                 print(f'{page}: {type(e).__name__} ({e}); trying once more in a fresh browser', flush=True)
-                browser.close(); browser = Chromium(args.chromium)
+                browser.close(); browser = start()
                 check(page)
     finally:
         browser.close(); server.shutdown()
