@@ -10,11 +10,11 @@ CPU unless `--keep_subnormals`) as in `routing_benchmark.py`.
 Where a layer leaves its votes unformed (`forms_votes()` is False), it is also measured with `implicit_votes = False`,
 so that the table shows what leaving them unformed buys.
 """
-import json, os, platform, subprocess, sys
+import json, os, platform, sys
 import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import routing_benchmark
-from routing_benchmark import time_and_peak, benchmark_parser, shape_label, write_table, as_training_on, subnormals_note
+from routing_benchmark import time_and_peak, benchmark_parser, shape_label, write_table, as_training_on, subnormals_note, run_in_child
 from capsule_routing.lineage import ROUTINGS
 
 SHAPES = {**routing_benchmark.SHAPES,  # name: (batch, n_inp, n_out, d_cov, d_inp, d_out, n_inp_fixed)
@@ -43,9 +43,8 @@ def measure(routing, shape, device, repeats, formed):
     return measured | dict(n_params=sum(p.numel() for p in layer.parameters()), formed=layer.forms_votes())
 
 def run_child(routing, shape, device, repeats, formed=False, keep_subnormals=False):
-    cmd = [sys.executable, __file__, '--child-routing', routing, '--child-shape', shape, '--device', device,
-           '--repeats', str(repeats), '--threads', str(torch.get_num_threads())] + (['--child-formed'] if formed else []) + (['--keep_subnormals'] if keep_subnormals else [])
-    return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
+    child_args = ['--child-routing', routing, '--child-shape', shape] + (['--child-formed'] if formed else [])
+    return run_in_child(__file__, child_args, device, repeats, keep_subnormals)
 
 def main():
     p = benchmark_parser(__doc__, SHAPES)

@@ -99,11 +99,14 @@ def child(args):
     as_training_on(args.device, args.keep_subnormals)
     print(json.dumps(measure(args.child_impl, args.child_shape, args.device, args.repeats)))
 
+def run_in_child(script, child_args:list, device, repeats, keep_subnormals=False) -> dict:
+    "Run `script` with `child_args` in a fresh process (so its peak memory is its own) with this process's threads and the common options; the JSON it prints last"
+    cmd = [sys.executable, script, *child_args, '--device', device, '--repeats', str(repeats), '--threads', str(torch.get_num_threads())]
+    out = subprocess.run(cmd + (['--keep_subnormals'] if keep_subnormals else []), capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
 def run_child(impl, shape, device, repeats, keep_subnormals=False):
-    cmd = [sys.executable, __file__, '--child-impl', impl, '--child-shape', shape, '--device', device, '--repeats', str(repeats),
-           '--threads', str(torch.get_num_threads())] + (['--keep_subnormals'] if keep_subnormals else [])
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
-    return json.loads(out)
+    return run_in_child(__file__, ['--child-impl', impl, '--child-shape', shape], device, repeats, keep_subnormals)
 
 def benchmark_parser(doc, shapes):
     "The options every routing benchmark takes: shapes, devices, repeats, threads, the table's file and note, a child's device"
