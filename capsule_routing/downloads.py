@@ -9,14 +9,15 @@ from contextlib import contextmanager
 from http.client import HTTPException
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Callable
 from urllib.error import HTTPError, URLError
 from urllib.request import Request, urlopen
 from .core import exclusive_lock
 
 # %% auto #0
 __all__ = ['DIGEST_NAMES', 'RELEASED_URL', 'RELEASED_WEIGHTS', 'ChecksumError', 'IncompleteDownloadError', 'file_digest',
-           'md5sum', 'sha256sum', 'check_checksum', 'fetch_url', 'serve_bytes', 'download_file', 'default_download_dir',
-           'released_weights']
+           'md5sum', 'sha256sum', 'check_checksum', 'fetch_url', 'serve_bytes', 'download_file',
+           'download_for_command_line', 'default_download_dir', 'released_weights']
 
 # %% ../nbs/00a_downloads.ipynb #d46ce7ef
 class ChecksumError(ValueError):
@@ -187,6 +188,14 @@ def download_file(url:str, # where the file is published
                                 f"Call again to download afresh.")
         os.replace(part, dest)
     return dest
+
+# %% ../nbs/00a_downloads.ipynb #a9978824
+def download_for_command_line(download:Callable, # e.g. `download_smallnorb`, called with `data`
+                              data, # the folder the command downloads into
+                             ):
+    "`download(data)`, its network and disk failures (`OSError`, urllib's `URLError` among them) as one-line errors"
+    try: download(data)
+    except OSError as e: raise ValueError(f"--download into {data} failed: {e}") from e
 
 # %% ../nbs/00a_downloads.ipynb #2dac5739
 RELEASED_URL = 'https://github.com/glassroom/heinsen_routing_2019_paper/raw/8b53f5207eeb75ca294962aab67b29d57c68d6de/'

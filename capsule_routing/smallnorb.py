@@ -7,12 +7,11 @@ from __future__ import annotations
 import gzip, os, shutil, struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 import numpy as np
 import torch
 from torch import nn
 from .core import open_maybe_gzip, check_positive_ints, check_seed
-from .downloads import check_checksum, download_file
+from .downloads import check_checksum, download_file, download_for_command_line
 
 # %% auto #0
 __all__ = ['NORB_MAGIC', 'NORB_MAGIC_OF', 'SMALLNORB_URL', 'SMALLNORB_PREFIX', 'SMALLNORB_KINDS', 'SMALLNORB_CLASSES',
@@ -20,7 +19,7 @@ __all__ = ['NORB_MAGIC', 'NORB_MAGIC_OF', 'SMALLNORB_URL', 'SMALLNORB_PREFIX', '
            'write_norb_matrix', 'read_norb_matrix', 'smallnorb_filename', 'SmallNORB', 'load_smallnorb',
            'write_synthetic_smallnorb', 'show_smallnorb', 'download_smallnorb', 'holdout_instances',
            'coordinate_channels', 'conv_output_size', 'min_image_size', 'SmallNORBCapsNet', 'max_relative_error',
-           'download_for_command_line', 'main']
+           'main']
 
 # %% ../nbs/03_smallnorb.ipynb #4a77a8a3
 NORB_MAGIC = {0x1E3D4C55: np.dtype('u1'),   # uint8 (the images)
@@ -368,11 +367,6 @@ def max_relative_error(got:torch.Tensor, want:torch.Tensor) -> float:
 
 # %% ../nbs/03_smallnorb.ipynb #07aa0799
 from fastcore.script import call_parse
-
-def download_for_command_line(download:Callable, data):
-    "`download(data)`, its network and disk failures (`OSError`, urllib's `URLError` among them) as one-line errors"
-    try: download(data)
-    except OSError as e: raise ValueError(f"--download into {data} failed: {e}") from e
 
 @call_parse
 def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or .gz (see `download_smallnorb`)
