@@ -14,7 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from fastcore.basics import store_attr
 from fastcore.meta import delegates
-from fastcore.script import call_parse
+from fastcore.script import call_parse, is_cli   # is_cli: fastcore 1.14.3 or later (settings.ini requires it)
 from .core import import_fastai_quietly
 import_fastai_quietly()   # fastai's own import raises a deprecation notice; see `core.import_fastai_quietly`
 from fastai.callback.core import Callback, CancelEpochException
@@ -806,9 +806,7 @@ def cli_errors(active:bool=True, # False: a plain Python call, errors pass uncha
 def running_as_command(command:Callable, # a `call_parse` function of this package, e.g. `fashion_mnist_main`
                       ) -> bool:
     "Whether `command` runs as a command line (`python -m capsule_routing.vision ...`): not called from Python, nor from another command (`nbdev_test` running a notebook)"
-    try: from fastcore.script import is_cli   # true while `call_parse` runs that function from the command line
-    except ImportError: return False           # an older fastcore: errors keep their tracebacks
-    return is_cli(command)
+    return is_cli(command)   # true while `call_parse` runs that very function from the command line
 
 # %% ../nbs/02_training.ipynb #013a80df
 def interrupted_hint(out:Path) -> str:
