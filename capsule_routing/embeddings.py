@@ -65,6 +65,12 @@ def _local_weights_signature(folder:Path) -> list:
     pats = ('*.safetensors', '*.bin', '*.pt', '*.h5', '*.msgpack')
     return sorted((p.name, p.stat().st_size) for pat in pats for p in folder.glob(pat))
 
+def _hub_revision(name:str) -> str|None:
+    "The commit of the hub snapshot that `name` loads from the local Hugging Face cache (part of a cache key); `None` when it is not cached there"
+    from huggingface_hub import try_to_load_from_cache
+    config_file = try_to_load_from_cache(name, 'config.json')   # .../models--org--name/snapshots/<commit>/config.json
+    return Path(config_file).parent.name if isinstance(config_file, str) else None
+
 # %% ../nbs/04a_embeddings.ipynb #330b59bd
 def _dtype_name(dtype:torch.dtype) -> str: return str(dtype).removeprefix('torch.')
 
@@ -127,13 +133,14 @@ class FrozenTransformer:
         return self._max_len
 
     def identity(self) -> dict:
-        "What the cached hidden states depend on besides the texts: the model's name, configuration, token rule and (when not float32) dtype"
-        cfg = self.config.to_dict()
+        "What the cached hidden states depend on besides the texts: the model's name (and hub revision or weight files), configuration, token rule and (when not float32) dtype"
+        cfg = self.config.to_dict()   # first: loading it from the hub brings the cache's snapshot up to date
         for k in ('_name_or_path', 'transformers_version', 'torch_dtype', 'dtype'): cfg.pop(k, None)
         local = Path(self.name).expanduser()
         ident = dict(name=str(local.resolve()) if local.is_dir() else self.name,
                      config=cfg, max_len=self.max_len, token_rule='template+end-token v1')
         if local.is_dir(): ident['weights'] = _local_weights_signature(local)
+        elif (revision := _hub_revision(self.name)) is not None: ident['revision'] = revision   # a model updated on the hub gets new caches
         if self.dtype != torch.float32: ident['dtype'] = _dtype_name(self.dtype)   # float32 adds nothing: caches built before the dtype counted keep their keys
         return ident
 
