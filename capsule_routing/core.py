@@ -4,14 +4,14 @@
 
 # %% ../nbs/00_core.ipynb #21c3772b
 from __future__ import annotations
-import gzip, numbers, os, warnings
+import gzip, math, numbers, os, warnings
 from contextlib import contextmanager
 from pathlib import Path
 import torch
 
 # %% auto #0
 __all__ = ['FILE_LOCKS', 'project_root', 'shared_dir', 'shared_required', 'shared_file', 'open_maybe_gzip', 'default_device',
-           'is_int', 'check_positive_ints', 'check_seed', 'exclusive_lock', 'import_fastai_quietly']
+           'is_int', 'check_positive_ints', 'check_eps', 'check_seed', 'exclusive_lock', 'import_fastai_quietly']
 
 # %% ../nbs/00_core.ipynb #e0048397
 def project_root(start:Path|None=None) -> Path|None:
@@ -66,6 +66,11 @@ def check_positive_ints(**values):
     for name, value in values.items():
         if not (is_int(value) and value >= 1): raise ValueError(f"{name} must be a positive int; received {value!r}")
 
+def check_eps(eps:float):
+    "Refuse an `eps` that cannot keep a routing's means and variances finite: it must be a finite number above 0"
+    if not (isinstance(eps, numbers.Real) and not isinstance(eps, bool) and math.isfinite(eps) and eps > 0):
+        raise ValueError(f"eps must be a finite number above 0 (it keeps means and variances finite); received {eps!r}")
+
 def check_seed(seed:int):
     "Refuse a seed NumPy's generators do not take (NumPy's own message would name neither the option nor the value)"
     if not (is_int(seed) and seed >= 0): raise ValueError(f"seed must be an int >= 0 (--seed); received {seed!r}")
@@ -87,10 +92,12 @@ def exclusive_lock(target:Path, # what the lock guards; the lock is the file `.<
         except FileNotFoundError: return False
     while True:
         f = open(lock, 'a')
-        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(waiting, flush=True)
-            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print(waiting, flush=True)
+                fcntl.flock(f, fcntl.LOCK_EX)
+        except BaseException: f.close(); raise   # Ctrl-C while waiting, or a file system without locks
         if still_there(f): break
         f.close()       # its holder removed this file on release (below): lock the one at `lock` now
     try: yield

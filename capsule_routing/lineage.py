@@ -4,9 +4,9 @@
 
 # %% ../nbs/01a_routing_lineage.ipynb #35700365
 from __future__ import annotations
-import functools, math, numbers, torch, torch.nn as nn, torch.nn.functional as F
+import math, numbers, torch, torch.nn as nn, torch.nn.functional as F
 from collections.abc import Sequence
-from .core import check_positive_ints, is_int
+from .core import check_eps, check_positive_ints, is_int
 from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite, routes_in_float32
 from .routing import uses_implicit_votes, implicit_vote_features, implicit_e_step, implicit_moments, in_float64
 
@@ -249,6 +249,7 @@ class EMRouting(LineageLayer):
         eps:float=1e-5,      # keeps means and variances finite
     ):
         super().__init__(d_cov, d_inp, d_out, n_inp, n_out, n_iters)
+        check_eps(eps)
         self.inv_temps, self.eps = inv_temp_schedule(inv_temps, n_iters), eps
         self.beta_v = nn.Parameter(torch.zeros(n_out))
         self.beta_a = nn.Parameter(torch.zeros(n_out))

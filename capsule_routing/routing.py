@@ -4,10 +4,10 @@
 
 # %% ../nbs/01_routing.ipynb #94dfa4a9
 from __future__ import annotations
-import functools, math, torch, torch.nn as nn, torch.nn.functional as F
+import functools, torch, torch.nn as nn, torch.nn.functional as F
 from fastcore.basics import patch
 from typing import Callable
-from .core import check_positive_ints, is_int
+from .core import check_eps, check_positive_ints, is_int
 
 # %% auto #0
 __all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'compute_votes', 'symmetry_breaking_bias', 'log_densities',
@@ -43,6 +43,7 @@ def log_densities(
     p_model:str='gaussian',# 'gaussian' or 'skm'
 ) -> torch.Tensor:         # [..., n_inp, n_out]
     "$\\log p_{ij}$ of each vote under each output's model, up to terms that do not depend on $j$"
+    assert p_model in ('gaussian', 'skm'), p_model
     sq_dev = (V - mu_out[..., None, :, :, :])**2
     if p_model == 'skm': return F.log_softmax(-sq_dev.sum((-2, -1)), dim=-1)
     return -(sq_dev / (2 * sig2_out[..., None, :, :, :])).sum((-2, -1)) - torch.log(sig2_out.sqrt()).sum((-2, -1))[..., None, :]
@@ -64,6 +65,7 @@ def d_step(
     R:torch.Tensor,     # [..., n_inp, n_out] routing probabilities
 ) -> tuple[torch.Tensor, torch.Tensor]: # D_use, D_ign: [..., n_inp, n_out]
     "Eqs. 3-4: the share of each input used by each output, $f(a_i) R_{ij}$, and the share it ignores"
+    assert a_inp.shape == R.shape[:-1], (a_inp.shape, R.shape)
     f_a = torch.sigmoid(a_inp)[..., None]
     D_use = f_a * R
     return D_use, f_a - D_use
@@ -78,6 +80,7 @@ def m_step(
     eps:float=1e-5,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]: # a_out [..., n_out], mu_out and sig2_out [..., n_out, d_cov, d_out]
     "Output scores from net benefit to use minus net cost to ignore, then use-weighted means and variances"
+    assert D_use.shape == D_ign.shape == V.shape[:-2], (V.shape, D_use.shape, D_ign.shape)
     a_out = (beta_use * D_use).sum(-2) - (beta_ign * D_ign).sum(-2)
     used = D_use.sum(-2)[..., None, None] + eps                                   # [..., n_out, 1, 1]
     mu_out = torch.einsum('...ij,...ijch->...jch', D_use, V) / used
@@ -246,8 +249,8 @@ class Routing(nn.Module):
         for name, value in dict(n_inp=n_inp, n_out=n_out).items():
             if not (is_int(value) and (value >= 1 or value == -1)): raise ValueError(f"{name} must be a positive int or -1 (variable); received {value!r}")
         if p_model not in ('gaussian', 'skm'): raise ValueError(f"p_model must be 'gaussian' or 'skm'; received {p_model!r}")
-        if not (isinstance(eps, (int, float)) and not isinstance(eps, bool) and math.isfinite(eps) and eps > 0):
-            raise ValueError(f"eps must be a finite number above 0 (it keeps means and variances finite); received {eps!r}")
+        if not isinstance(single_beta, bool): raise ValueError(f"single_beta must be True or False; received {single_beta!r}")
+        check_eps(eps)
         self.d_cov, self.d_inp, self.d_out, self.n_inp, self.n_out = d_cov, d_inp, d_out, n_inp, n_out
         self.n_iters, self.single_beta, self.p_model, self.eps = n_iters, single_beta, p_model, eps
         one_i, one_j = max(n_inp, 1), max(n_out, 1)
@@ -273,7 +276,7 @@ class Routing(nn.Module):
 @torch.no_grad()
 def _check_inputs(self:Routing, a_inp, mu_inp, n_out):
     "Raise a ValueError naming expected and received shapes; return the number of outputs for this call"
-    if a_inp.dim() < 1: raise ValueError(f"a_inp must have shape [..., n_inp]; received a scalar")
+    if a_inp.dim() < 1: raise ValueError("a_inp must have shape [..., n_inp]; received a scalar")
     expected = (*a_inp.shape, self.d_cov, self.d_inp)
     if tuple(mu_inp.shape) != expected:
         raise ValueError(f"mu_inp must have shape [..., n_inp, d_cov, d_inp] = {expected} (from a_inp {tuple(a_inp.shape)}, "
@@ -438,7 +441,7 @@ def implicit_moments(
     eps:float=1e-5,
 ) -> tuple: # S0 [..., n_out] = sum_i D_use_ij, mu_out and sig2_out [..., n_out, d_cov, d_out]
     "Eq. 3 and the M-step's mean and variance (Algorithm 1) with no vote formed: the use-weighted sums of the features, then each output's mean and variance"
-    (J, c, h), d = V_center.shape[-3:], W.shape[1]
+    (J, c, _), d = V_center.shape[-3:], W.shape[1]
     P = d * (d + 1) // 2                                                           # pairs d <= d'
     if R is None: S = (data.sum(-2, keepdim=True) / J).expand(*data.shape[:-2], J, -1)   # [..., j, F + 1]: equal shares need no product
     else: S = R.transpose(-1, -2) @ data                                           # [..., j, F + 1]: sum_i D_use_ij (features, 1)
@@ -503,7 +506,11 @@ def uses_implicit_votes(layer:Routing, n_out:int) -> bool:
 # %% ../nbs/01_routing.ipynb #ab0fdf62
 @patch
 def forms_votes(self:Routing, *, n_out:int|None=None) -> bool:
-    "Whether the layer forms its votes routing to `n_out` outputs (default: its fixed number)"
+    "Whether the layer forms its votes routing to `n_out` outputs (a layer with a fixed number: that one, given or not)"
+    if self.n_out != -1 and not (n_out is None or (is_int(n_out) and n_out == self.n_out)):
+        raise ValueError(f"{type(self).__name__} has a fixed n_out={self.n_out}; received n_out={n_out!r}")   # as the lineage's layers say it
+    if self.n_out == -1 and not (is_int(n_out) and n_out >= 1):
+        raise ValueError(f"this layer's number of outputs is variable: pass n_out=<positive int> (received n_out={n_out!r})")
     return not uses_implicit_votes(self, self.n_out if n_out is None else n_out)
 
 # %% ../nbs/01_routing.ipynb #7f58879f
@@ -541,7 +548,9 @@ def forward(self:Routing,
         route = route_with_implicit_votes_in_float64
         routed = self._by_the_equations(a, mu, n_out, compiled_equations(route) if compiled else route)
     elif plain or compiled:
-        routed = self._by_the_equations(a, mu, n_out, compiled_equations() if compiled else route_by_the_equations, votes=compute_votes_unrolled)
+        unrolled = compiled or torch.compiler.is_compiling()   # the unrolled votes pay only where TorchInductor fuses them
+        routed = self._by_the_equations(a, mu, n_out, compiled_equations() if compiled else route_by_the_equations,
+                                        votes=compute_votes_unrolled if unrolled else compute_votes)
     if routed is not None:
         a_out, mu_out, sig2_out, R = routed                                   # [b, j], [b, j, c, h] x2, [b, i, j]
         out = (a_out.reshape(*batch_shape, n_out), mu_out.reshape(*batch_shape, n_out, c, h), sig2_out.reshape(*batch_shape, n_out, c, h))
@@ -581,6 +590,7 @@ def forward(self:Routing,
 
 # %% ../nbs/01_routing.ipynb #377eb0ad
 @patch
+@routes_in_float32   # as `forward`: under autocast the intermediates are float32's, not bfloat16's
 def trace(self:Routing,
     a_inp:torch.Tensor, mu_inp:torch.Tensor, n_out:int|None=None,
 ) -> list[dict]: # one dict per iteration: V, R, D_use, D_ign, a_out, mu_out, sig2_out in the layout [..., i, j, c, h]

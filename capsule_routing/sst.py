@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
-from fastcore.script import call_parse
-from .core import shared_file, default_device, check_positive_ints
+from .core import default_device, check_positive_ints
 from .downloads import download_file, sha256sum
 
 # %% auto #0
@@ -268,7 +267,7 @@ class SSTCapsNet(nn.Module):
         x = embs.to(self.depth_emb.dtype) + self.depth_emb              # [B, n, l, m]
         x = self.detect_parts(x)                                         # [B, n, l, d_parts]
         mu_inp = x.reshape(B, n * l, 1, x.shape[-1])                     # token-major capsules [B, n*l, 1, d_parts]
-        a_inp = torch.logit(mask.to(x.dtype))                            # [B, n]: +inf token, -inf padding
+        a_inp = torch.logit(mask.to(self.depth_emb.dtype))               # [B, n]: +inf token, -inf padding (not in autocast's bfloat16, where a mixed 0.999 rounds to 1)
         a_inp = a_inp[:, :, None].expand(B, n, l).reshape(B, n * l)      # repeated over depths, token-major
         a, mu, _ = self.routings[0](a_inp, mu_inp)                       # [B, n_parts], [B, n_parts, 1, d_pose]
         return self.routings[1](a, mu)                                   # [B, n_classes], [B, n_classes, 1, d_pose] x 2
@@ -280,17 +279,19 @@ class SSTCapsNet(nn.Module):
                       **kwargs, # to the constructor, as `SmallNORBCapsNet.from_released` (e.g. n_iters); not the shapes
                      ) -> 'SSTCapsNet':
         "The model with the paper's released weights: shapes and architecture read from the state dict"
-        if fixed := {'n_layers', 'd_emb', 'n_classes'} & set(kwargs):
+        if fixed := {'n_layers', 'd_emb', 'n_classes', 'n_parts', 'd_parts', 'd_pose'} & set(kwargs):
             raise TypeError(f"{', '.join(sorted(fixed))}: read from the weights, not passed")
         sd = torch.load(path, map_location='cpu', weights_only=True)
         sd = {k: v for k, v in sd.items() if 'CONST_' not in k.rsplit('.', 1)[-1]}   # the old code's constant buffers
-        if missing := [k for k in ('depth_emb', 'detect_parts.0.weight', 'routings.1.W') if k not in sd]:
+        if missing := [k for k in ('depth_emb', 'detect_parts.0.weight', 'routings.0.W', 'routings.1.W') if k not in sd]:
             raise ValueError(f"{Path(path).name} does not hold an SST head's weights (no {', '.join(missing)})")
         found = 'paper' if sd['detect_parts.0.weight'].ndim == 1 else 'released'   # LayerNorm(m) first, or Linear
         if architecture is not None and architecture != found:
             raise ValueError(f"{Path(path).name} holds the {found!r} architecture, not {architecture!r}")
         n_layers, d_emb = sd['depth_emb'].shape
-        model = cls(n_layers, d_emb, n_classes=sd['routings.1.W'].shape[1], architecture=found, **kwargs)
+        _, n_parts, d_parts, d_pose = sd['routings.0.W'].shape                   # [1, n_parts, d_parts, d_pose]: weights shared over tokens
+        model = cls(n_layers, d_emb, n_classes=sd['routings.1.W'].shape[1], architecture=found,
+                    n_parts=n_parts, d_parts=d_parts, d_pose=d_pose, **kwargs)
         model.load_state_dict(sd)
         return model
 
@@ -301,7 +302,7 @@ def rel_err(x:torch.Tensor, ref:torch.Tensor) -> float:
     return float((x - ref).norm() / ref.norm())
 
 # %% ../nbs/04_sst.ipynb #d8147b1f
-from .embeddings import (FrozenTransformer, EmbeddingCache, embed_to_cache, find_cache, check_transformer,
+from .embeddings import (FrozenTransformer, EmbeddingCache, embed_to_cache, check_transformer,
                                         CachedEmbeddings, EmbeddingsDL, mean_pooled)
 
 def sst_caches(data:str|Path, # the SST tree files (see `sst_folder`)

@@ -4,20 +4,19 @@
 
 # %% ../nbs/04b_sst_results.ipynb #529d45b4
 from __future__ import annotations
-import json, os, re, shutil, sys, tempfile, time, warnings
+import json, os, re, shutil, sys, time, warnings
 from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-import torch.nn.functional as F
 import matplotlib.pyplot as plt
 from fastcore.script import anno_parser, Param
 from fastprogress.fastprogress import progress_bar
 from .core import check_positive_ints
 from .lineage import ROUTINGS
-from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, load_teacher, teacher_names
-from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, embed_to_cache, CachedEmbeddings, EmbeddingsDL
-from .training import load_checkpoint, atomic_save, check_model_repr, CKPT_FORMAT, cli_errors
+from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, teacher_names
+from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, CachedEmbeddings, EmbeddingsDL
+from .training import load_checkpoint, atomic_save, check_model_repr, cli_errors
 
 # %% auto #0
 __all__ = ['UNRECORDED_SETTINGS', 'FINISHED_KEYS', 'COLLECTED_FILES', 'OPTIONAL_COLLECTED_FILES', 'SST_ANALYSIS_HELP',

@@ -5,7 +5,7 @@
 # %% ../nbs/02_training.ipynb #965c3f80
 from __future__ import annotations
 import json, math, os, random, sys, tempfile, time
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 import numpy as np
@@ -18,7 +18,6 @@ from fastcore.script import call_parse, is_cli   # is_cli: fastcore 1.14.3 or la
 from .core import import_fastai_quietly
 import_fastai_quietly()   # fastai's own import raises a deprecation notice; see `core.import_fastai_quietly`
 from fastai.callback.core import Callback, CancelEpochException
-from fastai.callback.mixup import MixUp
 from fastai.callback.schedule import ParamScheduler
 from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
@@ -29,7 +28,7 @@ from .core import default_device, check_positive_ints, check_seed
 
 # %% auto #0
 __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'RUN_FILES', 'BAD_INPUT', 'capsule_scores', 'CapsuleCrossEntropy',
-           'capsule_accuracy', 'SpreadLoss', 'class_indices', 'reduce_loss', 'SpreadMargin', 'MarginLoss',
+           'class_indices', 'capsule_accuracy', 'SpreadLoss', 'reduce_loss', 'SpreadMargin', 'MarginLoss',
            'check_loss_name', 'PaperOneCycle', 'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop',
            'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'CapsuleLearner', 'DeviceSmoothLoss',
            'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'atomic_save', 'get_rng_states', 'set_rng_states',
@@ -75,9 +74,16 @@ def _upcast(a:torch.Tensor) -> torch.Tensor:
     return a.float() if a.dtype in (torch.float16, torch.bfloat16) else a
 
 # %% ../nbs/02_training.ipynb #5de09743
+def class_indices(targ:torch.Tensor, a:torch.Tensor, name:str) -> torch.Tensor:
+    "The targets as class indices [B] for scores `a` [B, C], or a clear error (the metric, and the lineage's losses below, take no soft targets)"
+    if targ.is_floating_point() or targ.shape != a.shape[:1]:
+        raise ValueError(f"{name} takes class indices [B] = [{a.shape[0]}], got a {targ.dtype} tensor of shape {tuple(targ.shape)}")
+    return targ.long()
+
 def capsule_accuracy(out, targ:torch.Tensor) -> torch.Tensor:
     "Fraction of samples whose highest score `a_out` is the target class"
-    return (capsule_scores(out).argmax(dim=-1) == targ).float().mean()
+    scores = capsule_scores(out)                                            # [B, C]
+    return (scores.argmax(dim=-1) == class_indices(targ, scores, 'capsule_accuracy')).float().mean()   # targets [B]: a [B, 1] would broadcast to [B, B]
 
 # %% ../nbs/02_training.ipynb #6dc8f0e0
 class SpreadLoss:
@@ -100,12 +106,6 @@ class SpreadLoss:
     def activation(self, out) -> torch.Tensor: return torch.sigmoid(_upcast(capsule_scores(out)))
     def decodes(self, out) -> torch.Tensor: return capsule_scores(out).argmax(dim=-1)
     def __repr__(self): return f"SpreadLoss(margins={self.margins}, reduction={self.reduction!r})"
-
-def class_indices(targ:torch.Tensor, a:torch.Tensor, name:str) -> torch.Tensor:
-    "The targets as class indices [B] for scores `a` [B, C], or a clear error (these losses take no soft targets)"
-    if targ.is_floating_point() or targ.shape != a.shape[:1]:
-        raise ValueError(f"{name} takes class indices [B] = [{a.shape[0]}], got a {targ.dtype} tensor of shape {tuple(targ.shape)}")
-    return targ.long()
 
 def reduce_loss(per_sample:torch.Tensor, reduction:str) -> torch.Tensor:
     "One loss per sample [B], reduced as `reduction` says: 'mean', 'sum' or 'none'"
@@ -267,7 +267,7 @@ class WeightAverage(Callback):
         if not 0 < decay < 1: raise ValueError(f"decay must be in (0, 1), received {decay}")
         self.decay, self.n_steps, self.averaged, self._live, self._in_fit = decay, 0, None, None, False
 
-    def before_fit(self):
+    def before_fit(self):   # also called by `learn.validate()` and `get_preds`, which then evaluate the weights the model holds (the average starts from them)
         self.n_steps, self._in_fit = 0, True   # a resumed fit then loads both from the checkpoint (`CheckpointCallback`)
         self.averaged = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
 
@@ -280,7 +280,7 @@ class WeightAverage(Callback):
                 else: self.averaged[k].copy_(v)
 
     def before_validate(self):
-        if not self._in_fit: return   # `learn.validate()` outside a fit evaluates the weights the model holds
+        if not self._in_fit: return   # a validation run without `before_fit` (fastai's own calls all have one) evaluates the weights the model holds
         self._live = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         self.model.load_state_dict(self.averaged)
 
@@ -365,8 +365,9 @@ def capsule_learner(dls:DataLoaders, # batches `(*inputs, target)` with integer 
 def current_umask() -> int:
     "The process's umask, read from /proc where Linux shows it (setting it to read it would briefly change it for every thread)"
     try:
-        for line in open('/proc/self/status'):
-            if line.startswith('Umask:'): return int(line.split()[1], 8)
+        with open('/proc/self/status') as status:
+            for line in status:
+                if line.startswith('Umask:'): return int(line.split()[1], 8)
     except OSError: pass
     umask = os.umask(0o022); os.umask(umask)
     return umask
@@ -378,8 +379,8 @@ def atomic_save(obj, path:str|Path) -> Path:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
     umask = current_umask()   # mkstemp makes the file private (0600); `open` would give 0666 less the umask
     try:
-        os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, 'wb') as f:
+        with os.fdopen(fd, 'wb') as f:   # owns fd from here: closed however the block ends
+            os.fchmod(f.fileno(), 0o666 & ~umask)
             torch.save(obj, f)
             f.flush(); os.fsync(f.fileno())
         os.replace(tmp, path)

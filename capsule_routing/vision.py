@@ -17,9 +17,8 @@ from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
 from torch.utils.data import TensorDataset
 from .core import default_device, open_maybe_gzip
-from .lineage import routing_class
 from .downloads import check_checksum, download_file, sha256sum, download_for_command_line
-from .smallnorb import SmallNORBCapsNet, conv_output_size, holdout_instances, load_smallnorb
+from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb
 
 # %% auto #0
 __all__ = ['IDX_TYPES', 'FASHION_MNIST_CLASSES', 'FASHION_MNIST_FILES', 'FASHION_MNIST_URL', 'FASHION_MNIST_CHECKSUMS',
