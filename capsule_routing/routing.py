@@ -205,12 +205,16 @@ class UseWeightedMoments(torch.autograd.Function):
     def backward(ctx, g_mu, g_sig2):               # [n, k] each
         V, D, used, mu, s = ctx.saved_tensors
         g_s = g_sig2 / used
-        g_mu = g_mu - 2 * ctx.eps * g_s * mu
+        grad_D_spread = torch.bmm(g_s[:, None, :], ctx.ws.sq_dev(V, mu))                   # [n, 1, i]
+        delta = ctx.ws.dev(V, mu)                                                           # [n, k, i] (the scratch again)
+        # sum_i D delta is eps * mu in exact arithmetic; summed from the deviations the gradient below uses, it stays
+        # consistent with them where the variance is near eps (float32 gradients there were off by up to 3e-3)
+        g_mu = g_mu - 2 * g_s * torch.bmm(delta, D[:, :, None]).squeeze(-1)                # [n, k]
         g_m = g_mu / used
         grad_used = -(g_sig2 * s).sum(-1, keepdim=True) / used**2 - (g_mu * mu).sum(-1, keepdim=True) / used
-        grad_D = (torch.bmm(g_m[:, None, :], V) + torch.bmm(g_s[:, None, :], ctx.ws.sq_dev(V, mu))).squeeze(1)   # [n, i]
+        grad_D = (torch.bmm(g_m[:, None, :], V) + grad_D_spread).squeeze(1)                 # [n, i]
         if ctx.needs_input_grad[0]:                # dL/dV = D (g_m + 2 g_s delta), summed in place
-            g_delta = torch.addcmul(g_m[:, :, None], ctx.ws.dev(V, mu), (2 * g_s)[:, :, None], out=ctx.ws.get(V))   # [n, k, i]
+            g_delta = torch.addcmul(g_m[:, :, None], delta, (2 * g_s)[:, :, None], out=delta)   # [n, k, i]
             ctx.ws.add_grad(g_delta, D[:, None, :])
         ctx.ws.done()
         return None, grad_D, grad_used, None, None, None
