@@ -123,15 +123,16 @@ def squashed_length_logit(s:torch.Tensor, # [..., d_cov, d_out] total inputs of 
 def route_dynamically(
     V:FormedVotes|SharedWeightVotes, # votes [b, i, j, c, h] (zero for removed inputs)
     n_iters:int,
-) -> tuple: # s [b, j, c, h] total inputs, v [b, j, c, h] squashed outputs, c [b, i, j] coupling coefficients of the last round
-    "Sabour et al.'s Procedure 1, one line per step"
+) -> tuple: # a [b, j] log |s_j|^2 of the last round, v [b, j, c, h] squashed outputs, c [b, i, j] its coupling coefficients
+    "Sabour et al.'s Procedure 1, one line per step; each sum $s_j$ is taken with its largest share factored out, so that none underflows to zero"
     logits = V.new_zeros(V.shape[:3])                                              # [b, i, j] b_ij = 0: equal shares
     for it in range(n_iters):
-        c = F.softmax(logits, dim=-1)                                              # [b, i, j]: each input's shares sum to 1
-        s = V.pooled(c)                                                            # [b, j, c, h]
-        v = squash(s)
+        log_c = F.log_softmax(logits, dim=-1)                                      # [b, i, j]: log c_ij, each input's shares sum to 1
+        log_top = log_c.amax(1)                                                    # [b, j]: log of the largest share each output gets
+        s_scaled = V.pooled(torch.exp(log_c - log_top[:, None]))                   # [b, j, c, h]: s_j / max_i c_ij
+        v = squash(s_scaled * log_top.exp()[..., None, None])                      # [b, j, c, h]: squash(s_j)
         if it < n_iters - 1: logits = logits + V.agreement(v)   # agreement, added as a log likelihood
-    return s, v, c
+    return squashed_length_logit(s_scaled) + 2 * log_top, v, log_c.exp()
 
 # %% ../nbs/01a_routing_lineage.ipynb #340e4cd5
 class DynamicRouting(LineageLayer):
@@ -154,8 +155,8 @@ class DynamicRouting(LineageLayer):
     ) -> tuple: # a_out [..., n_out] (log |s|^2), mu_out [..., n_out, d_cov, d_out] (squashed), None (, R)
         "Route by dot-product agreement with the squashed outputs"
         n_out, a, mu = flat_inputs(self, a_inp, mu_inp, n_out)                   # [b, i], [b, i, c, d]
-        s, v, c = route_dynamically(self.votes_of(mu), self.n_iters)                 # [b, j, c, h] x2, [b, i, j]
-        return shaped_outputs(a_inp.shape[:-1], squashed_length_logit(s), v, None, c, return_R)
+        a_out, v, c = route_dynamically(self.votes_of(mu), self.n_iters)             # [b, j], [b, j, c, h], [b, i, j]
+        return shaped_outputs(a_inp.shape[:-1], a_out, v, None, c, return_R)
 
 # %% ../nbs/01a_routing_lineage.ipynb #9fc87cbf
 def em_m_step(
