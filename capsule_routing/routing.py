@@ -280,6 +280,8 @@ class Routing(nn.Module):
 @torch.no_grad()
 def _check_inputs(self:Routing, a_inp, mu_inp, n_out):
     "Raise a ValueError naming expected and received shapes; return the number of outputs for this call"
+    check_positive_ints(n_iters=self.n_iters)                                      # settings changed since construction too
+    if getattr(self, 'p_model', 'gaussian') not in ('gaussian', 'skm'): raise ValueError(f"p_model must be 'gaussian' or 'skm'; received {self.p_model!r}")
     if a_inp.dim() < 1: raise ValueError("a_inp must have shape [..., n_inp]; received a scalar")
     expected = (*a_inp.shape, self.d_cov, self.d_inp)
     if tuple(mu_inp.shape) != expected:
@@ -526,6 +528,8 @@ def routes_in_float32(forward):
     "Decorate a layer's `forward(a_inp, mu_inp, ...)` to route in float32 under autocast, whatever autocast chose: routing statistics need it"
     @functools.wraps(forward)
     def float32_forward(self, a_inp, mu_inp, *args, **kwargs):
+        if not (isinstance(a_inp, torch.Tensor) and isinstance(mu_inp, torch.Tensor)):
+            raise TypeError(f"a_inp and mu_inp must be torch tensors; received {type(a_inp).__name__} and {type(mu_inp).__name__}")
         if torch.is_autocast_enabled(a_inp.device.type):
             with torch.autocast(a_inp.device.type, enabled=False):
                 return forward(self, float32_if_half(a_inp), float32_if_half(mu_inp), *args, **kwargs)
