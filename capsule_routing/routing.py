@@ -322,9 +322,9 @@ def _remove_masked_nonfinite(self:Routing, a, mu):
 Routing._remove_masked_nonfinite = _remove_masked_nonfinite
 
 # %% ../nbs/01_routing.ipynb #e89c199b
-def votes_in_one_product(d:int, h:int, n_out:int, device:torch.device) -> bool:
+def votes_in_one_product(d:int, h:int, n_weight_sets:int, device:torch.device) -> bool:
     "Whether shared-weight votes come from one product for all outputs (then a permuted copy) rather than one per output"
-    return n_out > 1 and (d > h or device.type != 'cpu')
+    return n_weight_sets > 1 and (d > h or device.type != 'cpu')   # one set (outputs share it too): its product already is in place
 
 # %% ../nbs/01_routing.ipynb #d2d30a52
 class SharedVotes(torch.autograd.Function):
@@ -336,7 +336,7 @@ class SharedVotes(torch.autograd.Function):
         if votes_in_one_product(d, h, len(Wt), mu_t.device):   # one product for all outputs, then one copy into place
             x = (Wt.reshape(j*h, d) @ mu_t.permute(2, 0, 1, 3).reshape(d, b*c*i)).view(j, h, b, c, i)   # [j, h, b, c, i]
             V = torch.add(x.permute(0, 2, 3, 1, 4), bias[:, None, :, :, None], out=mu_t.new_empty(j, b, c, h, i))   # [j, b, c, h, i]
-        else:                       # on a CPU, narrow inputs (smallNORB: d=h=4): one output at a time, straight into place
+        else:                       # on a CPU with narrow inputs (smallNORB: d=h=4), or one weight set for all outputs: each output straight into place
             V = mu_t.new_empty(j, b, c, h, i)
             shared = torch.bmm(Wt[0].expand(b*c, h, d), mu_bc).view(b, c, h, i) if len(Wt) == 1 else None
             for jj in range(j):
@@ -564,10 +564,10 @@ def forward(self:Routing,
         out = (a_out.reshape(*batch_shape, n_out), mu_out.reshape(*batch_shape, n_out, c, h), sig2_out.reshape(*batch_shape, n_out, c, h))
         return out + ((R.reshape(*batch_shape, n_given, n_out),) if return_R else ())
     block = n_given if self.n_inp != -1 else INPUT_BLOCK
-    n_inp = -(-n_given // block) * block                                       # variable inputs: pad to whole blocks
-    if n_inp != n_given:
-        a = F.pad(a, (0, n_inp - n_given), value=float('-inf'))                # [b, i_padded]
-        mu = F.pad(mu, (0, 0, 0, 0, 0, n_inp - n_given))                        # [b, i_padded, c, d]
+    n_padded = -(-n_given // block) * block                                    # variable inputs: pad to whole blocks
+    if n_padded != n_given:
+        a = F.pad(a, (0, n_padded - n_given), value=float('-inf'))             # [b, i_padded]
+        mu = F.pad(mu, (0, 0, 0, 0, 0, n_padded - n_given))                     # [b, i_padded, c, d]
     b = a.shape[0]
     ws = Workspace()
     V = self._votes(mu, n_out, ws)                                             # [n, k, i]
@@ -577,10 +577,10 @@ def forward(self:Routing,
     if self.n_inp == -1: f_total = sum_over_inputs(f_a, block)                # [b]: with shared betas, sum_i D_ign = sum_i f - sum_i D_use
     for it in range(self.n_iters):
         if it == 0:   # E-step, first iteration: every output gets an equal share
-            R = torch.full((n_out, b, n_inp), 1 / n_out, dtype=V.dtype, device=V.device)       # [j, b, i]
+            R = torch.full((n_out, b, n_padded), 1 / n_out, dtype=V.dtype, device=V.device)    # [j, b, i]
         else:         # E-step in log space
             w = 0.5 / sig2_out if self.p_model == 'gaussian' else torch.ones_like(sig2_out)     # [j, b, k]
-            dist = SqDistance.apply(V, mu_out.view(-1, c*h), w.view(-1, c*h), ws).view(n_out, b, n_inp)
+            dist = SqDistance.apply(V, mu_out.view(-1, c*h), w.view(-1, c*h), ws).view(n_out, b, n_padded)   # [n, k] x2 -> [n, i] -> [j, b, i]
             if self.p_model == 'gaussian': log_p = -dist - 0.5 * torch.log(sig2_out).sum(-1, keepdim=True)
             else: log_p = F.log_softmax(-dist, dim=0)
             R = F.softmax(F.logsigmoid(a_out)[..., None] + log_p, dim=0)                       # [j, b, i]
@@ -588,7 +588,7 @@ def forward(self:Routing,
         used = sum_over_inputs(D_use, block)                                                    # [j, b]
         if self.n_inp == -1: a_out = beta_use[..., 0] * used - beta_ign[..., 0] * (f_total - used)   # M-step [j, b]
         else: a_out = sum_over_inputs(beta_use * D_use - beta_ign * (f_a - D_use), block)
-        mu_out, sig2_out = UseWeightedMoments.apply(V, D_use.view(-1, n_inp), used.view(-1, 1) + self.eps, self.eps, ws, block)
+        mu_out, sig2_out = UseWeightedMoments.apply(V, D_use.view(-1, n_padded), used.view(-1, 1) + self.eps, self.eps, ws, block)   # D [n, i], used [n, 1]
         mu_out, sig2_out = mu_out.view(n_out, b, c*h), sig2_out.view(n_out, b, c*h)            # [j, b, k]
     out = (a_out.t().reshape(*batch_shape, n_out),                                             # [..., j]
            mu_out.transpose(0, 1).reshape(*batch_shape, n_out, c, h),                          # [..., j, c, h]

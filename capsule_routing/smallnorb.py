@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
-from .core import open_maybe_gzip, check_positive_ints, check_seed
+from .core import open_maybe_gzip, check_positive_ints, check_seed, is_int
 from .downloads import check_checksum, download_file, download_for_command_line
 
 # %% auto #0
@@ -307,9 +307,9 @@ class SmallNORBCapsNet(nn.Module):
                 ):
         super().__init__()
         check_positive_ints(n_channels=n_channels, n_classes=n_classes, n_parts=n_parts, width=width, d_pose=d_pose)
-        if not (len(strides) and all(isinstance(s, int) and s >= 1 for s in strides)):
+        if not (len(strides) and all(is_int(s) and s >= 1 for s in strides)):
             raise ValueError(f"strides must be positive ints, one per convolution; received {strides!r}")
-        if not (isinstance(padding, int) and padding >= 0): raise ValueError(f"padding must be an int >= 0, received {padding!r}")
+        if not (is_int(padding) and padding >= 0): raise ValueError(f"padding must be an int >= 0, received {padding!r}")
         RoutingLayer = routing_class(routing)                  # Heinsen's `Routing` unless told otherwise
         self.n_channels, self.n_parts, self.d_pose, self.strides, self.padding = n_channels, n_parts, d_pose, tuple(strides), padding
         self.routing = routing

@@ -433,7 +433,7 @@ def logistic_baseline(train:tuple, # `(X [N, F], y [N])`
     for C in Cs:
         clf = LogisticRegression(C=C, max_iter=max_iter).fit(Xtr, train[1])
         fits[C] = (float((clf.predict(Xdv) == np.asarray(dev[1])).mean()), clf)
-    best = max(fits, key=lambda C: fits[C][0])              # first of equals: the strongest regularization
+    best = max(sorted(fits), key=lambda C: fits[C][0])      # first of equals in ascending C: the strongest regularization
     res = dict(C=best, dev_acc=fits[best][0], dev_acc_by_C={C: a for C, (a, _) in fits.items()})
     if test is not None:
         res['test_acc'] = float((fits[best][1].predict(scaler.transform(test[0])) == np.asarray(test[1])).mean())
@@ -564,10 +564,11 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
                      settings=dict(task=task, **recorded_model, train=train, architecture=architecture, n_iters=n_iters, d_parts=d_parts,
                                    n_parts=n_parts, routing=routing, d_pose=d_pose, part_init=part_init, mixup=mixup, ema=ema))
     history = (Path(out)/'history.csv').read_text().splitlines()
+    accuracy_column = history[0].split(',').index('capsule_accuracy')   # fastai's recorder: epoch, train_loss, valid_loss, then the metrics
     res.update(task=task, transformer=str(transformer), train=train, architecture=architecture, n_iters=n_iters,
                d_parts=d_parts, n_parts=n_parts, routing=routing, d_pose=d_pose, part_init=part_init, mixup=mixup, ema=ema, distill=distill, data=str(data),
                **(dict(teacher=str(teacher), teachers=teacher_names(teacher), teacher_sha256=targets['teacher_sha256']) if teacher else {}),
-               dev_accuracy_by_epoch=[float(row.split(',')[3]) for row in history[1:]],
+               dev_accuracy_by_epoch=[float(row.split(',')[accuracy_column]) for row in history[1:]],
                wall_seconds=round(time.time() - t0, 1), torch_threads=torch.get_num_threads())
     (Path(out)/'results.json').write_text(json.dumps(res, indent=2))
     return res

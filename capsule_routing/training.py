@@ -25,6 +25,7 @@ from fastai.learner import AvgSmoothLoss, Learner, Recorder
 from fastai.optimizer import OptimWrapper, RAdam
 from fastai.torch_core import set_seed
 from .core import default_device, check_positive_ints, check_seed
+from .routing import float32_if_half   # half-precision scores to float32 for a stable log-softmax
 
 # %% auto #0
 __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'RUN_FILES', 'BAD_INPUT', 'capsule_scores', 'CapsuleCrossEntropy',
@@ -58,20 +59,16 @@ class CapsuleCrossEntropy:
     def __call__(self, out, targ:torch.Tensor) -> torch.Tensor:
         if self.reduction not in ('mean', 'sum', 'none'):
             raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {self.reduction!r}")
-        scores = _upcast(capsule_scores(out))                             # [B, C]
+        scores = float32_if_half(capsule_scores(out))                             # [B, C]
         if targ.is_floating_point() and targ.ndim == 2:                    # class probabilities, e.g. a teacher's
             if targ.shape != scores.shape:
                 raise ValueError(f"probability targets must be [B, C] = {tuple(scores.shape)}, got {tuple(targ.shape)}")
             return F.cross_entropy(scores, targ.to(scores.dtype), reduction=self.reduction)
         return F.cross_entropy(scores, targ.long(), reduction=self.reduction)
 
-    def activation(self, out) -> torch.Tensor: return F.softmax(_upcast(capsule_scores(out)), dim=-1)
+    def activation(self, out) -> torch.Tensor: return F.softmax(float32_if_half(capsule_scores(out)), dim=-1)
     def decodes(self, out) -> torch.Tensor: return capsule_scores(out).argmax(dim=-1)
     def __repr__(self): return f"CapsuleCrossEntropy(reduction={self.reduction!r})"
-
-def _upcast(a:torch.Tensor) -> torch.Tensor:
-    "Half-precision scores to float32 for a stable log-softmax; float32/float64 unchanged"
-    return a.float() if a.dtype in (torch.float16, torch.bfloat16) else a
 
 # %% ../nbs/02_training.ipynb #5de09743
 def class_indices(targ:torch.Tensor, a:torch.Tensor, name:str) -> torch.Tensor:
@@ -97,13 +94,13 @@ class SpreadLoss:
         self.margins, self.margin, self.reduction = tuple(margins), margins[0], reduction
 
     def __call__(self, out, targ:torch.Tensor) -> torch.Tensor:
-        a = torch.sigmoid(_upcast(capsule_scores(out)))                    # [B, C] presences
+        a = torch.sigmoid(float32_if_half(capsule_scores(out)))                    # [B, C] presences
         targ = class_indices(targ, a, 'SpreadLoss')                        # [B]
         a_t = a.gather(-1, targ[:, None])                                  # [B, 1] the target's presence
         shortfall = F.relu(self.margin - (a_t - a)) ** 2                   # [B, C]; the target's own entry is margin^2
         return reduce_loss(shortfall.scatter(-1, targ[:, None], 0.).sum(-1), self.reduction)
 
-    def activation(self, out) -> torch.Tensor: return torch.sigmoid(_upcast(capsule_scores(out)))
+    def activation(self, out) -> torch.Tensor: return torch.sigmoid(float32_if_half(capsule_scores(out)))
     def decodes(self, out) -> torch.Tensor: return capsule_scores(out).argmax(dim=-1)
     def __repr__(self): return f"SpreadLoss(margins={self.margins}, reduction={self.reduction!r})"
 
@@ -143,12 +140,12 @@ class MarginLoss:
         store_attr()
 
     def __call__(self, out, targ:torch.Tensor) -> torch.Tensor:
-        a = torch.sigmoid(_upcast(capsule_scores(out)))                    # [B, C] presences
+        a = torch.sigmoid(float32_if_half(capsule_scores(out)))                    # [B, C] presences
         present = F.one_hot(class_indices(targ, a, 'MarginLoss'), a.shape[-1]).to(a.dtype)   # [B, C] T_k
         per_class = present * F.relu(self.m_pos - a) ** 2 + self.weight_neg * (1 - present) * F.relu(a - self.m_neg) ** 2
         return reduce_loss(per_class.sum(-1), self.reduction)
 
-    def activation(self, out) -> torch.Tensor: return torch.sigmoid(_upcast(capsule_scores(out)))
+    def activation(self, out) -> torch.Tensor: return torch.sigmoid(float32_if_half(capsule_scores(out)))
     def decodes(self, out) -> torch.Tensor: return capsule_scores(out).argmax(dim=-1)
     def __repr__(self): return f"MarginLoss(m_pos={self.m_pos}, m_neg={self.m_neg}, weight_neg={self.weight_neg}, reduction={self.reduction!r})"
 

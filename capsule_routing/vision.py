@@ -16,7 +16,7 @@ import_fastai_quietly()   # fastai's own import raises a deprecation notice; see
 from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
 from torch.utils.data import TensorDataset
-from .core import default_device, open_maybe_gzip
+from .core import default_device, open_maybe_gzip, is_int
 from .downloads import check_checksum, download_file, sha256sum, download_for_command_line
 from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb
 
@@ -156,7 +156,7 @@ def check_valid_count(n:int, # the validation share the user asked for
                       what:str='images of each class', # what is counted
                      ):
     "Refuse an empty (or negative) validation split before any data is read: the validation set selects `best.pth`"
-    if not (isinstance(n, int) and n >= 1):
+    if not (is_int(n) and n >= 1):
         raise ValueError(f"{option} (--{option}) must be at least 1: validation {what} select the saved best.pth "
                          f"(with none, training would end without one); received {n!r}")
 
