@@ -537,6 +537,7 @@ class CheckpointCallback(Callback):
         for cb in self.learn.cbs:
             if isinstance(cb, ParamScheduler): cb.hps = {k: list(v) for k, v in ck['sched_hps'].items()}
         self.learn.train_iter = ck['train_iter']
+        self._restore_files_after(ck)
         set_rng_states(ck['rng'], self.dls)  # last: nothing above draws random numbers
 
     def before_epoch(self): self._epoch_start = time.time()
@@ -545,11 +546,7 @@ class CheckpointCallback(Callback):
         self._check_finite_training()   # before anything is saved: a diverged model must not become last.pth or best.pth
         self.epoch_times.append(round(time.time() - self._epoch_start, 1))
         value, averager = self._monitored(), self._averager()
-        if value is not None and (self.best is None or self.comp(value, self.best)):
-            self.best, self.best_epoch = value, self.epoch
-            validated = averager.averaged if averager is not None else self.model.state_dict()   # the weights just validated
-            atomic_save({'format': CKPT_FORMAT, 'model': validated, 'model_repr': model_repr(self.model),
-                         'epoch': self.epoch, 'monitor': self.monitor, 'value': value}, self.ckpt_dir/'best.pth')
+        if value is not None and (self.best is None or self.comp(value, self.best)): self.best, self.best_epoch = value, self.epoch
         rec = self.learn.recorder
         sched = [cb for cb in self.learn.cbs if isinstance(cb, ParamScheduler)]
         atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule, 'run': self.run_settings,
@@ -566,7 +563,22 @@ class CheckpointCallback(Callback):
                                   'smooth_count': rec.smooth_loss.count, 'smooth_val': rec.smooth_loss.val.detach().cpu()},
                      'sched_hps': {k: [float(v) for v in vs] for k, vs in (sched[0].hps.items() if sched else [])},
                      'rng': get_rng_states(self.dls)}, self.ckpt_dir/'last.pth')
+        # last.pth first: it is the commit point, and best.pth and history.csv follow from it, so a run killed between them writes them again
+        if self.best_epoch == self.epoch: self._save_best()
         self._write_history(rec)
+
+    def _save_best(self):
+        "best.pth: the weights that validated best (the moving average where there is one), with their epoch and value"
+        averager = self._averager()
+        validated = averager.averaged if averager is not None else self.model.state_dict()
+        atomic_save({'format': CKPT_FORMAT, 'model': validated, 'model_repr': model_repr(self.model),
+                     'epoch': self.best_epoch, 'monitor': self.monitor, 'value': self.best}, self.ckpt_dir/'best.pth')
+
+    def _restore_files_after(self, ck:dict):
+        "A run killed after writing last.pth and before best.pth or history.csv: write them again from the checkpoint just loaded"
+        best_file = self.ckpt_dir/'best.pth'
+        if self.best_epoch == ck['epoch'] and not (best_file.exists() and load_checkpoint(best_file)['epoch'] == ck['epoch']): self._save_best()
+        self._write_history(self.learn.recorder)
 
     def _averager(self): return next((cb for cb in self.learn.cbs if isinstance(cb, WeightAverage)), None)
 
