@@ -596,7 +596,7 @@ def sst_cli(argv:list[str]|None=None): # the arguments (default: `sys.argv[1:]`)
 
 def sst_main():
     "The command line (`python -m capsule_routing.sst`, `capsule-routing-sst`): `sst_cli` with bad input in one line (exit status 2) and Ctrl-C in one line (130)"
-    with cli_errors(): return sst_cli()
+    with cli_errors(): sst_cli()   # returns nothing: the installed command exits with it, and nothing is status 0
 
 if __name__ == '__main__' and Path(globals().get('__file__', '')).name == 'sst.py':   # `python -m`, not a notebook
     sst_main()

@@ -915,6 +915,8 @@ def smoke_main(pad:int=2, # pixels of edge padding for random crops
                lr_min:float=5e-3, # first and last learning rate
                **kwargs):
     "Smoke-test the training pipeline on synthetic 8x8 textures with a tiny model"
-    with cli_errors(running_as_command(smoke_main)):   # from a command line: bad input in one line, Ctrl-C in one line
-        return train_main(_synthetic_dls_fn, lambda dls: TinyCapsuleNet(), lr_max=lr_max, lr_min=lr_min,
-                          learner_kwargs=dict(pad=pad), settings=dict(pad=pad), **kwargs)
+    as_command = running_as_command(smoke_main)
+    with cli_errors(as_command):   # from a command line: bad input in one line, Ctrl-C in one line
+        res = train_main(_synthetic_dls_fn, lambda dls: TinyCapsuleNet(), lr_max=lr_max, lr_min=lr_min,
+                         learner_kwargs=dict(pad=pad), settings=dict(pad=pad), **kwargs)
+    return None if as_command else res   # the installed command exits with what its function returns: nothing is status 0, a dict would be 1
