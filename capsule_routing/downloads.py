@@ -193,8 +193,8 @@ def download_file(url:str, # where the file is published
 def download_for_command_line(download:Callable, # e.g. `download_smallnorb`, called with `data`
                               data, # the folder the command downloads into
                              ):
-    "`download(data)`, its network and disk failures (`OSError`, urllib's `URLError` among them) as one-line errors"
-    try: download(data)
+    "`download(data)` (what it returns), its network and disk failures (`OSError`, urllib's `URLError` among them) as one-line errors"
+    try: return download(data)
     except OSError as e: raise ValueError(f"--download into {data} failed: {e}") from e
 
 # %% ../nbs/00a_downloads.ipynb #2dac5739

@@ -85,31 +85,37 @@ class FrozenTransformer:
         if max_len is not None and not (isinstance(max_len, int) and max_len >= 2):
             raise ValueError(f"max_len must be an int of at least 2 (a token and the end token); received {max_len!r}")
         self.name, self.dtype, self._max_len = str(name), dtype, max_len
-        self.device = torch.device(device) if device is not None else default_device()
+        try: self.device = torch.device(device) if device is not None else default_device()
+        except RuntimeError as e: raise ValueError(f"device {device!r} is not a device torch knows (e.g. 'cpu', 'cuda', 'cuda:1', 'mps')") from e
         self._tokenizer = self._model = self._config = None
+
+    def _load(self, auto_class, **kwargs):
+        "`auto_class.from_pretrained(name)`, with a folder that holds no such model or a hub name not at hand as one line"
+        check_transformer(self.name)
+        try: return auto_class.from_pretrained(self.name, **kwargs)
+        except (OSError, ValueError) as e:   # transformers' own errors: no config or weights there, an unknown model type, no network
+            first = next((l for l in str(e).splitlines() if l.strip()), type(e).__name__)
+            raise ValueError(f"--transformer {self.name}: {auto_class.__name__} could not load it: {first}") from e
 
     @property
     def config(self):
         if self._config is None:
             from transformers import AutoConfig
-            check_transformer(self.name)
-            self._config = AutoConfig.from_pretrained(self.name)
+            self._config = self._load(AutoConfig)
         return self._config
 
     @property
     def tokenizer(self):
         if self._tokenizer is None:
             from transformers import AutoTokenizer
-            check_transformer(self.name)
-            self._tokenizer = AutoTokenizer.from_pretrained(self.name)
+            self._tokenizer = self._load(AutoTokenizer)
         return self._tokenizer
 
     @property
     def model(self):
         if self._model is None:
             from transformers import AutoModel
-            check_transformer(self.name)
-            model = AutoModel.from_pretrained(self.name, dtype=self.dtype)
+            model = self._load(AutoModel, dtype=self.dtype)
             if getattr(model.config, 'is_encoder_decoder', False): model = model.get_encoder()
             self._model = model.eval().requires_grad_(False).to(self.device)
         return self._model

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 from .core import default_device, check_positive_ints
-from .downloads import download_file, sha256sum
+from .downloads import download_file, download_for_command_line, sha256sum
 
 # %% auto #0
 __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAMES', 'SST_URL', 'SST_ZIP', 'SST_ZIP_MD5',
@@ -400,14 +400,21 @@ def load_teacher(path:str|Path, # written by `save_teacher`
                  cache:EmbeddingCache, # the training cache it must belong to
                 ) -> np.ndarray:
     "The [N, C] class probabilities of a teacher file, refused unless it was written for the texts of `cache`"
-    with np.load(path) as f: probs, digest = f['probs'], str(f['texts_sha256'])
+    probs, digest = _read_teacher(path, 'probs', 'texts_sha256')
     if digest != cache.manifest.get('texts_sha256') or len(probs) != len(cache):
         raise ValueError(f"{path} was written for other texts than the {len(cache)} of the cache {cache.folder.name}")
     return probs
 
 def teacher_names(path:str|Path) -> list[str]:
     "The teachers recorded in a teacher file"
-    with np.load(path) as f: return json.loads(str(f['teachers']))
+    return json.loads(str(_read_teacher(path, 'teachers')[0]))
+
+def _read_teacher(path:str|Path, *names:str) -> list[np.ndarray]:
+    "The arrays `names` of a teacher file, or one clear error for a file that is not one"
+    try:
+        with np.load(path, allow_pickle=False) as f: return [f[n] for n in names]
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{path} is not a teacher file (`python -m capsule_routing.sst_analysis teach` writes them): {e}") from e
 
 def check_distill(teacher:str|Path|None, distill:float):
     "Refuse a teacher without a share of the targets, a share without a teacher, or a share outside [0, 1]"
@@ -415,6 +422,7 @@ def check_distill(teacher:str|Path|None, distill:float):
     if teacher is None and distill: raise ValueError(f"distill={distill} needs a teacher file (--teacher)")
     if teacher is not None and not distill: raise ValueError("a teacher file needs distill > 0, its share of each target")
     if teacher is not None and not Path(teacher).exists(): raise FileNotFoundError(f"no teacher file {teacher}")
+    if teacher is not None: teacher_names(teacher)   # a file that is not a teacher file: refused now, not once the data are read
 
 
 # %% ../nbs/04_sst.ipynb #24db5a13
@@ -484,7 +492,7 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
              ):
     "Embed SST's texts with a frozen transformer into memory-mapped fp16 caches (resumable)"
     split_list = check_embed_args(transformer, splits, dtype, max_tokens, train)   # before any download or model
-    if download: data = str(download_sst(data))
+    if download: data = str(download_for_command_line(download_sst, data))   # no network: one line, not a traceback
     tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype))
     t0 = time.time()
     caches = sst_caches(data, tf, cache_dir, train=train, splits=split_list, max_tokens=max_tokens)

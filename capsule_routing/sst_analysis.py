@@ -303,6 +303,8 @@ def teach(runs:str, # comma-separated run folders: the teacher heads
           transformer:str=None, # the embedding model's folder or hub name (default: the one the runs record)
          ) -> dict:
     "Write the teacher file of the runs' heads (`teacher_probabilities`, `save_teacher`); return what it holds"
+    check_positive_ints(bs=bs)
+    if not Path(out).parent.is_dir(): raise FileNotFoundError(f"{out}: the folder {Path(out).parent} does not exist")   # now, not after every head has run
     t0 = time.time()
     run_list = [r.strip() for r in runs.split(',') if r.strip()]
     probs, cache = teacher_probabilities(run_list, data, cache_dir, bs, progress=not quiet, transformer=transformer)
@@ -358,7 +360,9 @@ def classify(source:str, # a run folder, or 'SST5R' / 'SST2R': the paper's relea
             ) -> list[dict]:
     "Classify sentences with a trained SST head: one dict per text (`text`, `predicted`, the probability of each label)"
     if source in ('SST5R', 'SST2R'):
-        model, recorded = SSTCapsNet.from_released(released_weights(source)), 'gpt2-large'
+        try: weights = released_weights(source)
+        except OSError as e: raise ValueError(f"the paper's {source} weights could not be fetched (they download on first use): {e}") from e
+        model, recorded = SSTCapsNet.from_released(weights), 'gpt2-large'
     elif Path(source).is_dir(): model, recorded = load_run_model(source), run_settings(source)['transformer']
     else: raise ValueError(f"{source!r} is neither a run folder nor one of the paper's released SST heads ('SST5R', 'SST2R')")
     return classify_texts(model, run_transformer(recorded, transformer), texts).to_dict('records')

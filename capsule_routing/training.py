@@ -860,6 +860,9 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     recorded = ('train_loss', 'valid_loss', capsule_accuracy.__name__)   # what `capsule_learner`'s Learner records
     if monitor not in recorded: raise ValueError(f"monitor must be one of {list(recorded)} (--monitor); received {monitor!r}")
     if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
+    if compile_mode is not None:   # refused before the data are read, not by torch.compile once the model is built
+        from torch._inductor import list_mode_options
+        if compile_mode not in (modes := list(list_mode_options())): raise ValueError(f"compile_mode must be one of {modes} (--compile_mode); received {compile_mode!r}")
     if settings and 'routing' in settings: routing_class(settings['routing'])   # a typo, before the data are read
     out = check_out_folder(out, resume)
     run = {'seed': seed, 'bs': bs, **(settings or {})}   # what a resumed run must keep
