@@ -12,7 +12,7 @@ configuration alone), plus a check that both give the same outputs and gradients
 
 On the CPU, subnormal floats are flushed to zero (`torch.set_flush_denormal(True)`), as `train_main` does when it
 trains there: x86 computes with them many times slower, and how many a pass meets depends on the random parameters.
-At smallnorb_1 `Routing` took 1.5 times as long with them kept (1.367 s against 0.902 s, one thread,
+At smallnorb_1 `Routing` took 1.6 times as long with them kept (1.495 s against 0.942 s, one thread,
 bench/results/subnormals_kept_routing_cpu_1thread.md), traced to the second iteration's E-step, where two outputs'
 log f(a_out) of -701 to -727 put all their routing probabilities below float64's smallest normal number, e^-708.
 `--keep_subnormals` measures with them kept.

@@ -123,16 +123,25 @@ def squashed_length_logit(s:torch.Tensor, # [..., d_cov, d_out] total inputs of 
 def route_dynamically(
     V:FormedVotes|SharedWeightVotes, # votes [b, i, j, c, h] (zero for removed inputs)
     n_iters:int,
-) -> tuple: # a [b, j] log |s_j|^2 of the last round, v [b, j, c, h] squashed outputs, c [b, i, j] its coupling coefficients
-    "Sabour et al.'s Procedure 1, one line per step; each sum $s_j$ is taken with its largest share factored out, so that none underflows to zero"
+    kept:torch.Tensor|None=None,     # [b, i] False for removed inputs (default: none removed)
+) -> tuple: # a [b, j] scores log |s_j|^2, v [b, j, c, h] squashed outputs, c [b, i, j] coupling coefficients, all of the last round
+    "Sabour et al.'s Procedure 1, one line per step, then each output's score (`squashed_length_logit`)"
     logits = V.new_zeros(V.shape[:3])                                              # [b, i, j] b_ij = 0: equal shares
     for it in range(n_iters):
-        log_c = F.log_softmax(logits, dim=-1)                                      # [b, i, j]: log c_ij, each input's shares sum to 1
-        log_top = log_c.amax(1)                                                    # [b, j]: log of the largest share each output gets
-        s_scaled = V.pooled(torch.exp(log_c - log_top[:, None]))                   # [b, j, c, h]: s_j / max_i c_ij
-        v = squash(s_scaled * log_top.exp()[..., None, None])                      # [b, j, c, h]: squash(s_j)
+        c = F.softmax(logits, dim=-1)                                              # [b, i, j]: each input's shares sum to 1
+        s = V.pooled(c)                                                            # [b, j, c, h]
+        v = squash(s)
         if it < n_iters - 1: logits = logits + V.agreement(v)   # agreement, added as a log likelihood
-    return squashed_length_logit(s_scaled) + 2 * log_top, v, log_c.exp()
+    a = squashed_length_logit(s)                                                   # [b, j]
+    gets_inputs = torch.ones_like(a, dtype=torch.bool) if kept is None else kept.any(1, keepdim=True).expand_as(a)
+    underflowed = torch.isneginf(a) & gets_inputs                                  # [b, j]: every share below the smallest float
+    if bool(underflowed.any()):                                                    # rare, so its cost is paid only then
+        log_c = F.log_softmax(logits, dim=-1)                                      # [b, i, j]
+        if kept is not None: log_c = log_c.masked_fill(~kept[..., None], float('-inf'))   # the largest share of a kept input
+        log_top = log_c.amax(1).nan_to_num(neginf=0.)                              # [b, j]: log max_i c_ij
+        s_scaled = V.pooled(torch.exp(log_c - log_top[:, None]))                   # [b, j, c, h]: s_j / max_i c_ij, no underflow
+        a = torch.where(underflowed, squashed_length_logit(s_scaled) + 2 * log_top, a)
+    return a, v, c
 
 # %% ../nbs/01a_routing_lineage.ipynb #340e4cd5
 class DynamicRouting(LineageLayer):
@@ -155,7 +164,7 @@ class DynamicRouting(LineageLayer):
     ) -> tuple: # a_out [..., n_out] (log |s|^2), mu_out [..., n_out, d_cov, d_out] (squashed), None (, R)
         "Route by dot-product agreement with the squashed outputs"
         n_out, a, mu = flat_inputs(self, a_inp, mu_inp, n_out)                   # [b, i], [b, i, c, d]
-        a_out, v, c = route_dynamically(self.votes_of(mu), self.n_iters)             # [b, j], [b, j, c, h], [b, i, j]
+        a_out, v, c = route_dynamically(self.votes_of(mu), self.n_iters, kept=a != float('-inf'))   # [b, j], [b, j, c, h], [b, i, j]
         return shaped_outputs(a_inp.shape[:-1], a_out, v, None, c, return_R)
 
 # %% ../nbs/01a_routing_lineage.ipynb #9fc87cbf

@@ -119,7 +119,8 @@ def predict_cached(model:SSTCapsNet, # eval-mode model
     dl = EmbeddingsDL(ds, bs=bs)                                     # training's test loader: longest first, not shuffled
     order = np.array(dl.get_idxs())                                  # item of each row of the batches, in turn
     scores = np.empty((len(ds), model.n_classes), dtype=np.float32)
-    for start, (mask, embs, _) in zip(range(0, len(ds), bs), progress_bar(dl, display=progress)):   # [b, n], [b, n, L, D]
+    batches = progress_bar(dl) if progress else dl                   # (fastprogress's display=False still prints a bar's last character)
+    for start, (mask, embs, _) in zip(range(0, len(ds), bs), batches):   # [b, n], [b, n, L, D]
         scores[order[start:start+bs]] = model(mask, embs)[0].float().numpy()   # a_out [b, n_classes]
     probs = torch.softmax(torch.from_numpy(scores), dim=-1).numpy()
     df = pd.DataFrame(dict(index=ds.idxs, target=ds.labels, predicted=scores.argmax(1)))
