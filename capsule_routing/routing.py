@@ -15,7 +15,7 @@ __all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'compute_votes
            'first_order_only', 'SqDistance', 'UseWeightedMoments', 'VotesGrad', 'Routing', 'votes_in_one_product',
            'SharedVotes', 'pose_pairs', 'implicit_vote_features', 'vote_column_products', 'implicit_e_step',
            'implicit_moments', 'route_with_implicit_votes', 'in_float64', 'uses_implicit_votes', 'float32_if_half',
-           'routes_in_float32', 'compute_votes_unrolled', 'compiled_equations']
+           'under_autocast', 'routed_in_float32', 'routes_in_float32', 'compute_votes_unrolled', 'compiled_equations']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -524,20 +524,26 @@ def float32_if_half(t:torch.Tensor) -> torch.Tensor:
     "`t` in float32 if it is in autocast's float16 or bfloat16, else as it is (a float64 call stays float64)"
     return t.float() if t.dtype in (torch.float16, torch.bfloat16) else t
 
+def under_autocast(a_inp, mu_inp) -> bool:
+    "Whether autocast is on for the inputs' device (after checking that they are tensors): then a layer routes by `routed_in_float32`"
+    if not (isinstance(a_inp, torch.Tensor) and isinstance(mu_inp, torch.Tensor)):
+        raise TypeError(f"a_inp and mu_inp must be torch tensors; received {type(a_inp).__name__} and {type(mu_inp).__name__}")
+    return torch.is_autocast_enabled(a_inp.device.type)
+
+def routed_in_float32(route:Callable, a_inp, mu_inp, *args, **kwargs):
+    "`route(a_inp, mu_inp, ...)` with autocast off and half-precision inputs in float32, whatever autocast chose: routing statistics need it"
+    with torch.autocast(a_inp.device.type, enabled=False):
+        return route(float32_if_half(a_inp), float32_if_half(mu_inp), *args, **kwargs)
+
 def routes_in_float32(forward):
-    "Decorate a layer's `forward(a_inp, mu_inp, ...)` to route in float32 under autocast, whatever autocast chose: routing statistics need it"
+    "Decorate a layer's `forward(a_inp, mu_inp, ...)` to route in float32 under autocast (the lineage's layers; `Routing`'s methods call the two functions above)"
     @functools.wraps(forward)
     def float32_forward(self, a_inp, mu_inp, *args, **kwargs):
-        if not (isinstance(a_inp, torch.Tensor) and isinstance(mu_inp, torch.Tensor)):
-            raise TypeError(f"a_inp and mu_inp must be torch tensors; received {type(a_inp).__name__} and {type(mu_inp).__name__}")
-        if torch.is_autocast_enabled(a_inp.device.type):
-            with torch.autocast(a_inp.device.type, enabled=False):
-                return forward(self, float32_if_half(a_inp), float32_if_half(mu_inp), *args, **kwargs)
+        if under_autocast(a_inp, mu_inp): return routed_in_float32(functools.partial(forward, self), a_inp, mu_inp, *args, **kwargs)
         return forward(self, a_inp, mu_inp, *args, **kwargs)
     return float32_forward
 
 @patch
-@routes_in_float32
 def forward(self:Routing,
     a_inp:torch.Tensor,    # [..., n_inp] input scores (logits; -inf removes an input)
     mu_inp:torch.Tensor,   # [..., n_inp, d_cov, d_inp] input poses
@@ -545,6 +551,7 @@ def forward(self:Routing,
     return_R:bool=False,   # also return the last iteration's routing probabilities [..., n_inp, n_out]
 ) -> tuple: # a_out [..., n_out], mu_out [..., n_out, d_cov, d_out], sig2_out [..., n_out, d_cov, d_out] (, R)
     "Route capsules: votes, then `n_iters` rounds of E-step, D-step and M-step"
+    if under_autocast(a_inp, mu_inp): return routed_in_float32(self.forward, a_inp, mu_inp, n_out, return_R)
     n_out = self._check_inputs(a_inp, mu_inp, n_out)
     batch_shape, n_given, c, h = a_inp.shape[:-1], a_inp.shape[-1], self.d_cov, self.d_out
     a = a_inp.reshape(-1, n_given).contiguous()                                # [b, i]
@@ -598,11 +605,11 @@ def forward(self:Routing,
 
 # %% ../nbs/01_routing.ipynb #377eb0ad
 @patch
-@routes_in_float32   # as `forward`: under autocast the intermediates are float32's, not bfloat16's
 def trace(self:Routing,
     a_inp:torch.Tensor, mu_inp:torch.Tensor, n_out:int|None=None,
 ) -> list[dict]: # one dict per iteration: V, R, D_use, D_ign, a_out, mu_out, sig2_out in the layout [..., i, j, c, h]
     "Every intermediate of every iteration, computed by `route_by_the_equations` with this layer's parameters"
+    if under_autocast(a_inp, mu_inp): return routed_in_float32(self.trace, a_inp, mu_inp, n_out)   # as `forward`: float32's intermediates
     n_out = self._check_inputs(a_inp, mu_inp, n_out)
     mu = self._remove_masked_nonfinite(a_inp.reshape(-1, a_inp.shape[-1]), mu_inp.reshape(-1, *mu_inp.shape[-3:])).view(mu_inp.shape)
     steps = []
