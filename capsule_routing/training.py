@@ -59,7 +59,7 @@ class CapsuleCrossEntropy:
     def __call__(self, out, targ:torch.Tensor) -> torch.Tensor:
         if self.reduction not in ('mean', 'sum', 'none'):
             raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {self.reduction!r}")
-        scores = float32_if_half(capsule_scores(out))                             # [B, C]
+        scores = float32_if_half(capsule_scores(out))                      # [B, C]
         if targ.is_floating_point() and targ.ndim == 2:                    # class probabilities, e.g. a teacher's
             if targ.shape != scores.shape:
                 raise ValueError(f"probability targets must be [B, C] = {tuple(scores.shape)}, got {tuple(targ.shape)}")
@@ -94,7 +94,7 @@ class SpreadLoss:
         self.margins, self.margin, self.reduction = tuple(margins), margins[0], reduction
 
     def __call__(self, out, targ:torch.Tensor) -> torch.Tensor:
-        a = torch.sigmoid(float32_if_half(capsule_scores(out)))                    # [B, C] presences
+        a = torch.sigmoid(float32_if_half(capsule_scores(out)))           # [B, C] presences
         targ = class_indices(targ, a, 'SpreadLoss')                        # [B]
         a_t = a.gather(-1, targ[:, None])                                  # [B, 1] the target's presence
         shortfall = F.relu(self.margin - (a_t - a)) ** 2                   # [B, C]; the target's own entry is margin^2
@@ -140,7 +140,7 @@ class MarginLoss:
         store_attr()
 
     def __call__(self, out, targ:torch.Tensor) -> torch.Tensor:
-        a = torch.sigmoid(float32_if_half(capsule_scores(out)))                    # [B, C] presences
+        a = torch.sigmoid(float32_if_half(capsule_scores(out)))           # [B, C] presences
         present = F.one_hot(class_indices(targ, a, 'MarginLoss'), a.shape[-1]).to(a.dtype)   # [B, C] T_k
         per_class = present * F.relu(self.m_pos - a) ** 2 + self.weight_neg * (1 - present) * F.relu(a - self.m_neg) ** 2
         return reduce_loss(per_class.sum(-1), self.reduction)
