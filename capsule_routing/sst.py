@@ -190,7 +190,7 @@ def download_sst(folder:str|Path, # where `trees/` and the zip go
                  md5:str=SST_ZIP_MD5, # expected MD5 of the zip
                  progress:bool=True, # show a progress bar
                 ) -> Path:
-    "Download and verify the Stanford PTB-format treebank zip, extract `trees/{train,dev,test}.txt`; returns `folder/trees`"
+    "Download and verify the Stanford PTB-format treebank zip, extract the missing ones of `trees/{train,dev,test}.txt` (never replacing one); returns `folder/trees`"
     folder = Path(folder).expanduser(); folder.mkdir(parents=True, exist_ok=True)
     trees = folder/'trees'
     if all((trees/f'{s}.txt').exists() for s in SST_SPLITS): return trees
@@ -202,6 +202,7 @@ def download_sst(folder:str|Path, # where `trees/` and the zip go
         if missing: raise ValueError(f"{zpath} lacks {missing}")
         trees.mkdir(exist_ok=True)
         for s in SST_SPLITS:          # only these members: nothing outside `trees/` can be written
+            if (trees/f'{s}.txt').exists(): continue   # a user's file stays as it is
             tmp = trees/f'.{s}.txt.part'
             tmp.write_bytes(z.read(f'trees/{s}.txt'))
             os.replace(tmp, trees/f'{s}.txt')

@@ -60,6 +60,19 @@ def test_good_zip(server, tmp_path):
     assert requests == [f'/{SST_ZIP}']
 
 
+def test_users_tree_file_is_kept(server, tmp_path):
+    "A tree file already in trees/ is never replaced: only the missing ones are extracted"
+    root, url, _ = server
+    data = make_zip({f'trees/{s}.txt': t for s, t in TREES.items()})
+    (root/SST_ZIP).write_bytes(data)
+    trees = tmp_path/'sst'/'trees'; trees.mkdir(parents=True)
+    mine = "(2 (2 my) (2 own))\n"
+    (trees/'dev.txt').write_text(mine, encoding='utf-8')
+    download_sst(tmp_path/'sst', base_url=url, md5=hashlib.md5(data).hexdigest(), progress=False)
+    assert (trees/'dev.txt').read_text(encoding='utf-8') == mine
+    assert [(trees/f'{s}.txt').read_text(encoding='utf-8') for s in ('train', 'test')] == [TREES['train'], TREES['test']]
+
+
 def test_corrupted_zip(server, tmp_path):
     root, url, _ = server
     data = bytearray(make_zip({f'trees/{s}.txt': t for s, t in TREES.items()}))
