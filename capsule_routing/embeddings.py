@@ -515,6 +515,11 @@ class CachedEmbeddings:
             raise ValueError(f"idxs must lie in [0, {len(cache)}) for this cache")
         self.lengths = cache.lengths[self.idxs]
     def __len__(self): return len(self.idxs)
+    def fingerprint(self) -> str:
+        "SHA-256 of the items without reading an embedding: the cache's key (its model and texts), which of its texts, their labels"
+        h = hashlib.sha256(self.cache.manifest['key'].encode())
+        h.update(self.idxs.tobytes()); h.update(self.labels.tobytes())
+        return h.hexdigest()
     def __getitem__(self, i):
         label = self.labels[i]
         return torch.from_numpy(self.cache.read(int(self.idxs[i]))), (torch.from_numpy(label.copy()) if label.ndim else int(label))

@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_training.ipynb #965c3f80
 from __future__ import annotations
-import json, math, os, random, sys, tempfile, time
+import hashlib, json, math, os, random, sys, tempfile, time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
@@ -24,6 +24,7 @@ from fastai.data.load import DataLoader
 from fastai.learner import AvgSmoothLoss, Learner, Recorder
 from fastai.optimizer import OptimWrapper, RAdam
 from fastai.torch_core import set_seed
+from torch.utils.data import TensorDataset
 from .core import default_device, check_positive_ints, check_seed
 from .routing import float32_if_half   # half-precision scores to float32 for a stable log-softmax
 
@@ -34,8 +35,8 @@ __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'RUN_FILES', 'BAD_INPUT', 'cap
            'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'CapsuleLearner', 'DeviceSmoothLoss',
            'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'atomic_save', 'get_rng_states', 'set_rng_states',
            'loss_repr', 'augmentation_repr', 'model_repr', 'check_model_repr', 'check_run_settings',
-           'check_resumed_monitor', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'check_epochs',
-           'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint',
+           'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner',
+           'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint',
            'compile_whole_model', 'check_out_folder', 'bad_input_message', 'cli_errors', 'running_as_command',
            'interrupted_hint', 'train_main', 'smoke_main']
 
@@ -483,6 +484,17 @@ def check_resumed_monitor(ck:dict, # a loaded `last.pth`
         raise ValueError(f"the checkpoint's run selects its best epoch by {saved!r}, this fit by {monitor!r} (--monitor): "
                          "resume with the monitor the run used")
 
+def data_fingerprint(dls:DataLoaders) -> str:
+    "SHA-256 of what a fit trains and validates on, as far as it can be read cheaply: each set's size and labels (a set's own `fingerprint()` where it has one, a TensorDataset's last tensor, a list's items' last field)"
+    h = hashlib.sha256()
+    for dl in (dls.train, dls.valid):
+        ds = dl.dataset
+        h.update(str(len(ds)).encode())
+        if hasattr(ds, 'fingerprint'): h.update(ds.fingerprint().encode())
+        elif isinstance(ds, TensorDataset): h.update(ds.tensors[-1].cpu().numpy().tobytes())   # the labels; images are not read
+        elif isinstance(ds, (list, tuple)): h.update(np.asarray([np.asarray(item[-1]) for item in ds]).tobytes())
+    return h.hexdigest()
+
 class CheckpointCallback(Callback):
     "Save a resumable checkpoint after every epoch (`last.pth`), the best-by-validation weights (`best.pth`) and `history.csv`"
     order = 65  # after Recorder (50) has logged the epoch's metrics, and after ParamScheduler (60)
@@ -502,8 +514,12 @@ class CheckpointCallback(Callback):
         self.best, self.best_epoch = None, None
         self.epoch_times = []   # wall time of each epoch, training and validation (`fit_paper` hands it to the learner as `epoch_seconds`)
         for stale in self.ckpt_dir.glob('.*.tmp'): stale.unlink()  # left by a run killed while writing
+        self.data_id = data_fingerprint(self.dls)
         ck = self.resume_from
         if ck is None: return
+        if ck.get('data') not in (None, self.data_id):   # None: an older checkpoint, which did not record it
+            raise ValueError("the checkpoint's run trained or validated on other data (another --data folder, other files in it, "
+                             "or another split): resume with the data the run used")
         if ck['n_epoch'] != self.n_epoch:
             raise ValueError(f"the checkpoint is of a {ck['n_epoch']}-epoch run, this fit has {self.n_epoch} epochs: "
                              "the learning-rate schedule would not continue where it stopped")
@@ -549,7 +565,7 @@ class CheckpointCallback(Callback):
         if value is not None and (self.best is None or self.comp(value, self.best)): self.best, self.best_epoch = value, self.epoch
         rec = self.learn.recorder
         sched = [cb for cb in self.learn.cbs if isinstance(cb, ParamScheduler)]
-        atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule, 'run': self.run_settings,
+        atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule, 'run': self.run_settings, 'data': self.data_id,
                      'augmentation': augmentation_repr(self.learn), 'loss': loss_repr(self.learn),
                      'train_iter': self.learn.train_iter, 'pct_train': float(self.learn.pct_train),
                      'model': self.model.state_dict(), 'model_repr': model_repr(self.model), 'opt': _opt_state(self.opt),
