@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, numbers, torch, torch.nn as nn, torch.nn.functional as F
 from collections.abc import Sequence
 from .core import check_eps, check_positive_ints, is_int
-from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite, routes_in_float32
+from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite, routes_in_float32, n_out_asked
 from .routing import uses_implicit_votes, implicit_vote_features, implicit_e_step, implicit_moments, in_float64
 
 # %% auto #0
@@ -59,13 +59,8 @@ class LineageLayer(nn.Module):
 
     def forms_votes(self, *, n_out:int|None=None) -> bool:
         "Whether the layer forms its votes: unless the weights are shared over inputs and `implicit_votes` is set (`n_out`: as `Routing`'s, the layer's own or None)"
-        self.check_fixed_n_out(n_out)
+        n_out_asked(self, n_out)   # `Routing`'s rule: the layer's own number, or none
         return not (self.implicit_votes and self.n_inp == -1)
-
-    def check_fixed_n_out(self, n_out:int|None):
-        "Refuse a number of outputs other than the layer's fixed one, where `Routing`'s methods take one"
-        if not (n_out is None or (is_int(n_out) and n_out == self.n_out)):
-            raise ValueError(f"{type(self).__name__} has a fixed n_out={self.n_out}; received n_out={n_out!r}")
 
     def votes_of(self, mu:torch.Tensor, # [b, i, c, d] input poses, zero where removed
     ) -> FormedVotes|SharedWeightVotes:
@@ -268,8 +263,7 @@ class EMRouting(LineageLayer):
 
     def forms_votes(self, *, n_out:int|None=None) -> bool:
         "Whether the layer forms its votes: under `Routing`'s own condition (`uses_implicit_votes`) it does not (`n_out`: the layer's own or None)"
-        self.check_fixed_n_out(n_out)
-        return not uses_implicit_votes(self, self.n_out)
+        return not uses_implicit_votes(self, n_out_asked(self, n_out))
 
     @routes_in_float32
     def forward(self,

@@ -12,10 +12,11 @@ from .core import check_eps, check_positive_ints, is_int
 # %% auto #0
 __all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'compute_votes', 'symmetry_breaking_bias', 'log_densities',
            'e_step', 'd_step', 'm_step', 'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace',
-           'first_order_only', 'SqDistance', 'UseWeightedMoments', 'VotesGrad', 'Routing', 'votes_in_one_product',
-           'SharedVotes', 'pose_pairs', 'implicit_vote_features', 'vote_column_products', 'implicit_e_step',
-           'implicit_moments', 'route_with_implicit_votes', 'in_float64', 'uses_implicit_votes', 'float32_if_half',
-           'under_autocast', 'routed_in_float32', 'routes_in_float32', 'compute_votes_unrolled', 'compiled_equations']
+           'first_order_only', 'SqDistance', 'UseWeightedMoments', 'VotesGrad', 'Routing', 'n_out_asked',
+           'votes_in_one_product', 'SharedVotes', 'pose_pairs', 'implicit_vote_features', 'vote_column_products',
+           'implicit_e_step', 'implicit_moments', 'route_with_implicit_votes', 'in_float64', 'uses_implicit_votes',
+           'float32_if_half', 'under_autocast', 'routed_in_float32', 'routes_in_float32', 'compute_votes_unrolled',
+           'compiled_equations']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -277,6 +278,18 @@ class Routing(nn.Module):
                 f"n_iters={self.n_iters}, p_model={self.p_model!r}" + (", single_beta" if self.single_beta else ""))
 
 # %% ../nbs/01_routing.ipynb #b70318ca
+def n_out_asked(layer:nn.Module, # `Routing` or a layer of the lineage (`n_out`: -1 when variable)
+                n_out:int|None, # the number of outputs a call or a question names
+               ) -> int:
+    "The number of outputs `n_out` stands for: a fixed layer's own (given or not; another is refused), or the positive int a variable layer needs"
+    if layer.n_out != -1:
+        if not (n_out is None or (is_int(n_out) and n_out == layer.n_out)):
+            raise ValueError(f"{type(layer).__name__} has a fixed n_out={layer.n_out}; received n_out={n_out!r}")
+        return layer.n_out
+    if not (is_int(n_out) and n_out >= 1):
+        raise ValueError(f"this layer's number of outputs is variable: pass n_out=<positive int> (received n_out={n_out!r})")
+    return int(n_out)
+
 @torch.no_grad()
 def _check_inputs(self:Routing, a_inp, mu_inp, n_out):
     "Raise a ValueError naming expected and received shapes; return the number of outputs for this call"
@@ -292,8 +305,7 @@ def _check_inputs(self:Routing, a_inp, mu_inp, n_out):
         raise ValueError(f"this layer routes n_inp={self.n_inp} inputs, a_inp [..., {self.n_inp}]; received a_inp {tuple(a_inp.shape)}")
     if self.n_out != -1 and n_out is not None:
         raise ValueError(f"this layer has a fixed n_out={self.n_out}: call it without n_out (received n_out={n_out})")
-    if self.n_out == -1 and not (is_int(n_out) and n_out >= 1):
-        raise ValueError(f"this layer's number of outputs is variable: pass n_out=<positive int> (received n_out={n_out!r})")
+    n_out = n_out_asked(self, n_out)                                               # the layer's own, or the call's
     half = next((t.dtype for t in (self.W, a_inp, mu_inp) if t.dtype in (torch.float16, torch.bfloat16)), None)
     if half is None and not (a_inp.is_floating_point() and a_inp.dtype == mu_inp.dtype == self.W.dtype):
         raise TypeError(f"a_inp, mu_inp and the layer's parameters must share one floating dtype; "
@@ -302,7 +314,7 @@ def _check_inputs(self:Routing, a_inp, mu_inp, n_out):
         raise TypeError(f"{type(self).__name__} routes in float32 or float64, not {half} (variances and softmaxes of "
                         "agreement lose too much there): keep the layer in float32 and call it under torch.autocast, "
                         "which routes in float32 whatever the network around it computes in")
-    return self.n_out if self.n_out != -1 else int(n_out)
+    return n_out
 
 Routing._check_inputs = _check_inputs
 
@@ -513,11 +525,7 @@ def uses_implicit_votes(layer:Routing, n_out:int) -> bool:
 @patch
 def forms_votes(self:Routing, *, n_out:int|None=None) -> bool:
     "Whether the layer forms its votes routing to `n_out` outputs (a layer with a fixed number: that one, given or not)"
-    if self.n_out != -1 and not (n_out is None or (is_int(n_out) and n_out == self.n_out)):
-        raise ValueError(f"{type(self).__name__} has a fixed n_out={self.n_out}; received n_out={n_out!r}")   # as the lineage's layers say it
-    if self.n_out == -1 and not (is_int(n_out) and n_out >= 1):
-        raise ValueError(f"this layer's number of outputs is variable: pass n_out=<positive int> (received n_out={n_out!r})")
-    return not uses_implicit_votes(self, self.n_out if n_out is None else n_out)
+    return not uses_implicit_votes(self, n_out_asked(self, n_out))
 
 # %% ../nbs/01_routing.ipynb #7f58879f
 def float32_if_half(t:torch.Tensor) -> torch.Tensor:

@@ -389,17 +389,16 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
          download:bool=False, # first fetch the official files into `data` (`download_smallnorb`; files already there are verified)
         ) -> dict:
     "Train the paper's smallNORB model with the paper's regime, select the epoch on held-out training toys, then test it once"
-    from capsule_routing.training import train_main, check_pad, cli_errors, running_as_command
+    from capsule_routing.training import train_main, check_pad, run_command
     from capsule_routing.vision import smallnorb_dataloaders, check_valid_count  # imported here: vision imports this module
-    as_command = running_as_command(main)
-    with cli_errors(as_command):   # from a command line: bad input and Ctrl-C in one line each
+    def dls_fn(data, bs, device):   # train_main calls it once every check has passed
+        if download: download_for_command_line(download_smallnorb, data)
+        return smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
+    def run():
         # before a download or the data: this module's own settings here, the shared ones (--out, --epochs, --seed, --routing...) in train_main
         check_pad(pad); check_valid_count(n_valid_per_category, 'n_valid_per_category', 'toys of each category')
-        def dls_fn(data, bs, device):   # train_main calls it once every check has passed
-            if download: download_for_command_line(download_smallnorb, data)
-            return smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
-        res = train_main(dls_fn, lambda dls: SmallNORBCapsNet(routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
+        return train_main(dls_fn, lambda dls: SmallNORBCapsNet(routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
                           out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, learner_kwargs=dict(pad=pad),
                           compile_model=compile_model, compile_mode=compile_mode, optimizer=optimizer, loss=loss,
                           settings=dict(pad=pad, n_valid_per_category=n_valid_per_category, routing=routing))
-    return None if as_command else res   # the installed command exits with what its function returns: nothing is status 0, a dict would be 1
+    return run_command(main, run)   # from a command line: bad input and Ctrl-C in one line each, and exit status 0

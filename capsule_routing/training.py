@@ -38,7 +38,7 @@ __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'RUN_FILES', 'BAD_INPUT', 'cap
            'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner',
            'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint',
            'compile_whole_model', 'check_out_folder', 'bad_input_message', 'cli_errors', 'running_as_command',
-           'interrupted_hint', 'train_main', 'smoke_main']
+           'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -834,6 +834,14 @@ def running_as_command(command:Callable, # a `call_parse` function of this packa
     "Whether `command` runs as a command line (`python -m capsule_routing.vision ...`): not called from Python, nor from another command (`nbdev_test` running a notebook)"
     return is_cli(command)   # true while `call_parse` runs that very function from the command line
 
+def run_command(command:Callable, # the `call_parse` function whose work this is, e.g. `fashion_mnist_main`
+                run:Callable, # that work, called with no argument
+               ):
+    "`run()` for `command`: from its command line with bad input and Ctrl-C in one line each, returning nothing; from Python, `run()`'s result"
+    as_command = running_as_command(command)
+    with cli_errors(as_command): result = run()
+    return None if as_command else result   # an installed command exits with what its function returns: None is status 0, a dict would be 1
+
 # %% ../nbs/02_training.ipynb #013a80df
 def interrupted_hint(out:Path) -> str:
     "What an interrupted command saved: the epoch that `out/last.pth` holds (an epoch's line is printed before it is saved)"
@@ -934,8 +942,5 @@ def smoke_main(pad:int=2, # pixels of edge padding for random crops
                lr_min:float=5e-3, # first and last learning rate
                **kwargs):
     "Smoke-test the training pipeline on synthetic 8x8 textures with a tiny model"
-    as_command = running_as_command(smoke_main)
-    with cli_errors(as_command):   # from a command line: bad input in one line, Ctrl-C in one line
-        res = train_main(_synthetic_dls_fn, lambda dls: TinyCapsuleNet(), lr_max=lr_max, lr_min=lr_min,
-                         learner_kwargs=dict(pad=pad), settings=dict(pad=pad), **kwargs)
-    return None if as_command else res   # the installed command exits with what its function returns: nothing is status 0, a dict would be 1
+    return run_command(smoke_main, lambda: train_main(_synthetic_dls_fn, lambda dls: TinyCapsuleNet(), lr_max=lr_max, lr_min=lr_min,
+                                                      learner_kwargs=dict(pad=pad), settings=dict(pad=pad), **kwargs))

@@ -271,16 +271,15 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
                        download:bool=False, # first fetch the four files into `data` (`download_fashion_mnist`; files already there are verified)
                       ) -> dict:
     "Train and evaluate the 28x28 capsule network on Fashion-MNIST with the paper's regime"
-    from capsule_routing.training import train_main, check_pad, cli_errors, running_as_command
+    from capsule_routing.training import train_main, check_pad, run_command
     def dls_fn(data, bs, device):   # train_main calls it once every check has passed: a download comes after them all
         if download: download_for_command_line(download_fashion_mnist, data)
         return fashion_mnist_dataloaders(data, bs, device, n_valid_per_class=n_valid_per_class, seed=seed)
-    as_command = running_as_command(fashion_mnist_main)
-    with cli_errors(as_command):   # from the command line: bad input and Ctrl-C in one line each (`cli_errors`)
+    def run():
         check_pad(pad); check_valid_count(n_valid_per_class, 'n_valid_per_class')   # the shared settings are checked by train_main
-        res = train_main(dls_fn, lambda dls: fashion_mnist_capsnet(n_iters=n_iters, n_parts=n_parts, width=width, routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max,
+        return train_main(dls_fn, lambda dls: fashion_mnist_capsnet(n_iters=n_iters, n_parts=n_parts, width=width, routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max,
                           lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
                           learner_kwargs=dict(pad=pad), compile_model=compile_model,
                           compile_mode=compile_mode, optimizer=optimizer, loss=loss,
                           settings=dict(n_parts=n_parts, n_iters=n_iters, width=width, routing=routing, pad=pad, n_valid_per_class=n_valid_per_class))
-    return None if as_command else res   # the installed command exits with what its function returns: nothing is status 0, a dict would be 1
+    return run_command(fashion_mnist_main, run)   # from the command line: bad input and Ctrl-C in one line each, and exit status 0
