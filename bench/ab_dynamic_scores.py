@@ -1,0 +1,30 @@
+"""A/B in one process: dynamic routing's scores as Sabour et al.'s rounds give them (old) against the current
+`route_dynamically`, which takes an underflowed score again from the log-shares (0db0b38), forward + backward, 1 thread.
+
+    python bench/ab_dynamic_scores.py sst_1         # 20 x 925 [1x64] -> 64 [1x2]
+    python bench/ab_dynamic_scores.py smallnorb_1   # 20 x 5184 [4x4] -> 64 [4x4]
+
+Measured 2026-11-25: 0.226 s against 0.227 s at smallnorb_1 and 0.057 s against 0.056 s at sst_1 (new against old, within noise); the
+first version of the fix (d08de53, measured with that commit checked out), which summed every round from the log-shares,
+took 0.433 s against 0.200 s, and 0.086 s against 0.052 s."""
+import time, statistics, torch, torch.nn.functional as F, sys
+import capsule_routing.lineage as L
+torch.set_num_threads(1); torch.set_flush_denormal(True)
+new = L.route_dynamically
+def old(V, n_iters, kept=None):
+    logits = V.new_zeros(V.shape[:3])
+    for it in range(n_iters):
+        c = F.softmax(logits, dim=-1); s = V.pooled(c); v = L.squash(s)
+        if it < n_iters - 1: logits = logits + V.agreement(v)
+    return L.squashed_length_logit(s), v, c
+shape = sys.argv[1] if len(sys.argv) > 1 else 'sst_1'
+torch.manual_seed(0)
+if shape == 'sst_1': layer, a, mu = L.DynamicRouting(1, 64, 2, n_out=64), torch.randn(20, 925), torch.randn(20, 925, 1, 64, requires_grad=True)
+else: layer, a, mu = L.DynamicRouting(4, 4, 4, n_out=64), torch.randn(20, 5184), torch.randn(20, 5184, 4, 4, requires_grad=True)
+def step():
+    t = time.perf_counter(); out = layer(a, mu); (out[0].sum() + out[1].sum()).backward(); return time.perf_counter() - t
+times = {'old': [], 'new': []}
+for rep in range(12):
+    for name, fn in (('old', old), ('new', new)):
+        L.route_dynamically = fn; step() if rep == 0 else times[name].append(step())
+for k, v in times.items(): print(shape, k, 'median %.4f s' % statistics.median(v))
