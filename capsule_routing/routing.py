@@ -10,13 +10,13 @@ from typing import Callable
 from .core import check_eps, check_positive_ints, is_int
 
 # %% auto #0
-__all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'compute_votes', 'symmetry_breaking_bias', 'log_densities',
-           'e_step', 'd_step', 'm_step', 'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs', 'Workspace',
-           'first_order_only', 'SqDistance', 'UseWeightedMoments', 'VotesGrad', 'Routing', 'n_out_asked',
+__all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'ROUTE_COSTS_NS', 'compute_votes', 'symmetry_breaking_bias',
+           'log_densities', 'e_step', 'd_step', 'm_step', 'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs',
+           'Workspace', 'first_order_only', 'SqDistance', 'UseWeightedMoments', 'VotesGrad', 'Routing', 'n_out_asked',
            'votes_in_one_product', 'SharedVotes', 'pose_pairs', 'implicit_vote_features', 'vote_column_products',
-           'implicit_e_step', 'implicit_moments', 'route_with_implicit_votes', 'in_float64', 'uses_implicit_votes',
-           'float32_if_half', 'under_autocast', 'routed_in_float32', 'routes_in_float32', 'compute_votes_unrolled',
-           'compiled_equations']
+           'implicit_e_step', 'implicit_moments', 'route_with_implicit_votes', 'in_float64', 'route_costs',
+           'uses_implicit_votes', 'float32_if_half', 'under_autocast', 'routed_in_float32', 'routes_in_float32',
+           'compute_votes_unrolled', 'compiled_equations']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -516,10 +516,20 @@ def in_float64(route:Callable) -> Callable:
 route_with_implicit_votes_in_float64 = in_float64(route_with_implicit_votes)   # what `Routing` calls
 
 # %% ../nbs/01_routing.ipynb #b698fece
+ROUTE_COSTS_NS = dict(without_votes=(53., 29., 0.55), with_votes=(29., 18.))   # ns: k1, k2, k3 and k4, k5, fitted to bench/results/implicit_votes_crossover_cpu_1thread.csv
+
+def route_costs(d_cov:int, d_inp:int, d_out:int, n_out:int) -> tuple: # ns per input: (without votes, with votes)
+    "A forward and backward pass's estimated time per input, 3 iterations, by `route_with_implicit_votes` and with the votes formed (this project's CPU, one thread)"
+    k1, k2, k3 = ROUTE_COSTS_NS['without_votes']
+    k4, k5 = ROUTE_COSTS_NS['with_votes']
+    cF, ch = d_cov * d_inp * (d_inp + 3) / 2, d_cov * d_out                        # features per input; vote entries per input and output
+    return k1 * cF + n_out * (k2 + k3 * cF), n_out * (k4 + k5 * ch)
+
 def uses_implicit_votes(layer:Routing, n_out:int) -> bool:
-    "Whether `layer` routes `n_out` outputs with `route_with_implicit_votes` rather than with votes (in float64, whatever its inputs' dtype)"
-    d = layer.d_inp
-    return layer.implicit_votes and layer.n_inp == -1 and layer.p_model == 'gaussian' and d * (d + 3) // 2 < n_out * layer.d_out
+    "Whether `layer` routes `n_out` outputs with `route_with_implicit_votes` rather than with votes (in float64, whatever its inputs' dtype): where it applies and `route_costs` puts it first"
+    if not (layer.implicit_votes and layer.n_inp == -1 and layer.p_model == 'gaussian'): return False
+    without_votes, with_votes = route_costs(layer.d_cov, layer.d_inp, layer.d_out, n_out)
+    return without_votes < with_votes
 
 # %% ../nbs/01_routing.ipynb #ab0fdf62
 @patch
