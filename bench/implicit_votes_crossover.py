@@ -17,7 +17,11 @@ after a warm-up, in a fresh process (so the peak memory is its own), as `routing
 
     python bench/implicit_votes_crossover.py --threads 1 --out bench/results/implicit_votes_crossover_cpu_1thread.csv
 
-writes one CSV row per point (the notebook 06_benchmarks plots it) and prints a markdown table.
+writes one CSV row per point (the notebook 01_routing fits `route_costs` to it and plots it) and prints a markdown
+table (also written beside the CSV, as .md). At two threads, near the crossings only:
+
+    python bench/implicit_votes_crossover.py --threads 2 --sweeps matrix_4x4 vector_8_to_16 --n_outs 6 8 12 16 24 \
+        --out bench/results/implicit_votes_crossover_cpu_2threads.csv
 """
 import argparse, csv, json, os, platform, sys, time
 import torch
@@ -71,6 +75,7 @@ def agree(sweep, n_out) -> float:
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('--sweeps', nargs='*', default=list(SWEEPS), choices=list(SWEEPS))
+    p.add_argument('--n_outs', nargs='*', type=int, help="numbers of outputs to measure in every sweep chosen (default: each sweep's own)")
     p.add_argument('--repeats', type=int, default=3)
     p.add_argument('--threads', type=int, default=None, help="torch threads (default: torch's choice)")
     p.add_argument('--out', help='write the rows to this CSV file (and the markdown table beside it, .md)')
@@ -92,7 +97,7 @@ def main():
     rows = []
     for sweep in args.sweeps:
         n_inp, c, d, h, n_outs = SWEEPS[sweep]
-        for n_out in n_outs:
+        for n_out in args.n_outs or n_outs:
             measured = {route: run_in_child(__file__, ['--child-route', route, '--child-sweep', sweep, '--child-n_out', str(n_out)],
                                             args.device, args.repeats, args.keep_subnormals) for route in ('implicit', 'formed')}
             layer = make(sweep, n_out, 'cpu')[0]

@@ -484,15 +484,28 @@ def check_resumed_monitor(ck:dict, # a loaded `last.pth`
         raise ValueError(f"the checkpoint's run selects its best epoch by {saved!r}, this fit by {monitor!r} (--monitor): "
                          "resume with the monitor the run used")
 
-def data_fingerprint(dls:DataLoaders) -> str:
-    "SHA-256 of what a fit trains and validates on, as far as it can be read cheaply: each set's size and labels (a set's own `fingerprint()` where it has one, a TensorDataset's last tensor, a list's items' last field)"
+def _hash_tensor(h, t):
+    "Feed `t`'s dtype, shape and bytes to the hash `h`, without a copy where it is already contiguous on the CPU"
+    t = torch.as_tensor(t).detach().cpu().contiguous()
+    h.update(f'{t.dtype}{tuple(t.shape)}'.encode()); h.update(t.reshape(-1).view(torch.uint8).numpy())
+
+def data_fingerprint(dls:DataLoaders,
+                     contents:bool=True, # False: sizes and labels alone, as checkpoints recorded it before 2026-11-27
+                    ) -> str:
+    "SHA-256 of what a fit trains and validates on: each set's size and items (a set's own `fingerprint()` where it has one; a TensorDataset's tensors; a list's items' fields)"
     h = hashlib.sha256()
     for dl in (dls.train, dls.valid):
         ds = dl.dataset
         h.update(str(len(ds)).encode())
         if hasattr(ds, 'fingerprint'): h.update(ds.fingerprint().encode())
-        elif isinstance(ds, TensorDataset): h.update(ds.tensors[-1].cpu().numpy().tobytes())   # the labels; images are not read
-        elif isinstance(ds, (list, tuple)): h.update(np.asarray([np.asarray(item[-1]) for item in ds]).tobytes())
+        elif not contents:   # the labels alone: a TensorDataset's last tensor, a list's items' last field
+            if isinstance(ds, TensorDataset): h.update(ds.tensors[-1].cpu().numpy().tobytes())
+            elif isinstance(ds, (list, tuple)): h.update(np.asarray([np.asarray(item[-1]) for item in ds]).tobytes())
+        elif isinstance(ds, TensorDataset):
+            for t in ds.tensors: _hash_tensor(h, t)
+        elif isinstance(ds, (list, tuple)):
+            for item in ds:
+                for field in item: _hash_tensor(h, field)
     return h.hexdigest()
 
 class CheckpointCallback(Callback):
@@ -517,7 +530,8 @@ class CheckpointCallback(Callback):
         self.data_id = data_fingerprint(self.dls)
         ck = self.resume_from
         if ck is None: return
-        if ck.get('data') not in (None, self.data_id):   # None: an older checkpoint, which did not record it
+        recorded = self.data_id if ck.get('data_contents') else data_fingerprint(self.dls, contents=False)   # older checkpoints: labels alone
+        if ck.get('data') not in (None, recorded):   # None: an older checkpoint still, which did not record it
             raise ValueError("the checkpoint's run trained or validated on other data (another --data folder, other files in it, "
                              "or another split): resume with the data the run used")
         if ck['n_epoch'] != self.n_epoch:
@@ -565,7 +579,7 @@ class CheckpointCallback(Callback):
         if value is not None and (self.best is None or self.comp(value, self.best)): self.best, self.best_epoch = value, self.epoch
         rec = self.learn.recorder
         sched = [cb for cb in self.learn.cbs if isinstance(cb, ParamScheduler)]
-        atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule, 'run': self.run_settings, 'data': self.data_id,
+        atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule, 'run': self.run_settings, 'data': self.data_id, 'data_contents': True,
                      'augmentation': augmentation_repr(self.learn), 'loss': loss_repr(self.learn),
                      'train_iter': self.learn.train_iter, 'pct_train': float(self.learn.pct_train),
                      'model': self.model.state_dict(), 'model_repr': model_repr(self.model), 'opt': _opt_state(self.opt),
