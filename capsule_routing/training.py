@@ -484,10 +484,20 @@ def check_resumed_monitor(ck:dict, # a loaded `last.pth`
         raise ValueError(f"the checkpoint's run selects its best epoch by {saved!r}, this fit by {monitor!r} (--monitor): "
                          "resume with the monitor the run used")
 
-def _hash_tensor(h, t):
-    "Feed `t`'s dtype, shape and bytes to the hash `h`, without a copy where it is already contiguous on the CPU"
-    t = torch.as_tensor(t).detach().cpu().contiguous()
-    h.update(f'{t.dtype}{tuple(t.shape)}'.encode()); h.update(t.reshape(-1).view(torch.uint8).numpy())
+def _hash_field(h, x):
+    "Feed one field of a data set to the hash `h`, its type included: a tensor's or numeric array's dtype, shape and bytes (no copy where contiguous on the CPU); a sequence's items; anything else by its repr"
+    if isinstance(x, np.ndarray) and x.dtype.kind in 'biufc': x = torch.from_numpy(x)   # numbers: as the same tensor would be
+    if isinstance(x, torch.Tensor):
+        t = x.detach()
+        t = (t.to_dense() if t.layout != torch.strided else t).cpu().contiguous()   # sparse: its values, whatever its storage
+        h.update(f'{t.dtype}{tuple(t.shape)}'.encode()); h.update(t.reshape(-1).view(torch.uint8).numpy())
+    elif isinstance(x, (list, tuple, np.ndarray)):   # object and string arrays, nested fields: item by item
+        h.update(f'{type(x).__name__}{np.shape(x)}['.encode())
+        for item in x: _hash_field(h, item)
+        h.update(b']')
+    elif isinstance(x, bool) or (isinstance(x, int) and -2**63 <= x < 2**63): _hash_field(h, torch.tensor(x))   # bool, int64
+    elif isinstance(x, float): _hash_field(h, torch.tensor(x, dtype=torch.float64))   # every digit, whatever the default dtype
+    else: h.update(f'{type(x).__name__}:{x!r};'.encode())   # str, None, a huge int, ...: exactly, by its repr
 
 def data_fingerprint(dls:DataLoaders,
                      contents:bool=True, # False: sizes and labels alone, as checkpoints recorded it before 2026-11-27
@@ -502,10 +512,10 @@ def data_fingerprint(dls:DataLoaders,
             if isinstance(ds, TensorDataset): h.update(ds.tensors[-1].cpu().numpy().tobytes())
             elif isinstance(ds, (list, tuple)): h.update(np.asarray([np.asarray(item[-1]) for item in ds]).tobytes())
         elif isinstance(ds, TensorDataset):
-            for t in ds.tensors: _hash_tensor(h, t)
+            for t in ds.tensors: _hash_field(h, t)
         elif isinstance(ds, (list, tuple)):
             for item in ds:
-                for field in item: _hash_tensor(h, field)
+                for field in item: _hash_field(h, field)
     return h.hexdigest()
 
 class CheckpointCallback(Callback):
