@@ -11,11 +11,11 @@ from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite, r
 from .routing import uses_implicit_votes, implicit_vote_features, implicit_e_step, implicit_moments, in_float64
 
 # %% auto #0
-__all__ = ['route_by_em_with_implicit_votes_in_float64', 'LINEAGE', 'ROUTINGS', 'flat_inputs', 'shaped_outputs', 'votes',
-           'check_lineage_sizes', 'LineageLayer', 'FormedVotes', 'SharedWeightVotes', 'squash', 'squashed_length_logit',
-           'route_dynamically', 'DynamicRouting', 'em_m_step', 'em_score', 'inv_temp_schedule', 'route_by_em',
-           'route_by_em_with_implicit_votes', 'EMRouting', 'route_by_inverted_attention', 'InvertedDotProductRouting',
-           'routing_class']
+__all__ = ['route_by_em_with_implicit_votes_in_float64', 'EM_ROUTE_COSTS_NS', 'LINEAGE', 'ROUTINGS', 'flat_inputs',
+           'shaped_outputs', 'votes', 'check_lineage_sizes', 'LineageLayer', 'FormedVotes', 'SharedWeightVotes',
+           'squash', 'squashed_length_logit', 'route_dynamically', 'DynamicRouting', 'em_m_step', 'em_score',
+           'inv_temp_schedule', 'route_by_em', 'route_by_em_with_implicit_votes', 'EMRouting',
+           'route_by_inverted_attention', 'InvertedDotProductRouting', 'routing_class']
 
 # %% ../nbs/01a_routing_lineage.ipynb #f6f828d9
 def flat_inputs(layer:nn.Module, # a `LineageLayer` (or any layer with `d_cov`, `d_inp`, `n_inp`, `n_out`, `W`, `check_finite`)
@@ -239,10 +239,14 @@ def route_by_em_with_implicit_votes(
 
 route_by_em_with_implicit_votes_in_float64 = in_float64(route_by_em_with_implicit_votes)   # what `EMRouting` calls
 
+# %% ../nbs/01a_routing_lineage.ipynb #49245a29
+EM_ROUTE_COSTS_NS = dict(without_votes=(55., 21., 0.67), with_votes=(78., 41.))   # ns: k1, k2, k3 and k4, k5 of `route_costs`, fitted to bench/results/implicit_votes_crossover_em_cpu_1thread.csv
+
+
 # %% ../nbs/01a_routing_lineage.ipynb #5ceff8e4
 class EMRouting(LineageLayer):
     "Hinton et al. (2018): fit a Gaussian per output to its presence-weighted votes; an output is present when its fit is cheap"
-    p_model = 'gaussian' # its densities, for `uses_implicit_votes`
+    p_model = 'gaussian' # its densities, as `uses_implicit_votes` reads them
     def __init__(self,
         d_cov:int,           # rows of every capsule (4 for the paper's 4x4 pose matrices)
         d_inp:int,           # columns of an input capsule
@@ -262,8 +266,8 @@ class EMRouting(LineageLayer):
     def extra_repr(self): return f"{super().extra_repr()}, inv_temps={self.inv_temps}"
 
     def forms_votes(self, *, n_out:int|None=None) -> bool:
-        "Whether the layer forms its votes: under `Routing`'s own condition (`uses_implicit_votes`) it does not (`n_out`: the layer's own or None)"
-        return not uses_implicit_votes(self, n_out_asked(self, n_out))
+        "Whether the layer forms its votes: not where `uses_implicit_votes` with EM's own constants (`EM_ROUTE_COSTS_NS`) routes without them (`n_out`: the layer's own or None)"
+        return not uses_implicit_votes(self, n_out_asked(self, n_out), EM_ROUTE_COSTS_NS)
 
     @routes_in_float32
     def forward(self,

@@ -4,7 +4,8 @@
 
 # %% ../nbs/01_routing.ipynb #94dfa4a9
 from __future__ import annotations
-import functools, torch, torch.nn as nn, torch.nn.functional as F
+import csv, functools, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
+from pathlib import Path
 from fastcore.basics import patch
 from typing import Callable
 from .core import check_eps, check_positive_ints, is_int
@@ -14,9 +15,10 @@ __all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'ROUTE_COSTS_N
            'log_densities', 'e_step', 'd_step', 'm_step', 'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs',
            'Workspace', 'first_order_only', 'SqDistance', 'UseWeightedMoments', 'VotesGrad', 'Routing', 'n_out_asked',
            'votes_in_one_product', 'SharedVotes', 'pose_pairs', 'implicit_vote_features', 'vote_column_products',
-           'implicit_e_step', 'implicit_moments', 'route_with_implicit_votes', 'in_float64', 'route_costs',
-           'uses_implicit_votes', 'float32_if_half', 'under_autocast', 'routed_in_float32', 'routes_in_float32',
-           'compute_votes_unrolled', 'compiled_equations']
+           'implicit_e_step', 'implicit_moments', 'route_with_implicit_votes', 'in_float64', 'read_route_timings',
+           'route_cost_terms', 'fit_route_costs', 'route_costs', 'uses_implicit_votes', 'plot_route_timings',
+           'float32_if_half', 'under_autocast', 'routed_in_float32', 'routes_in_float32', 'compute_votes_unrolled',
+           'compiled_equations']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -515,21 +517,73 @@ def in_float64(route:Callable) -> Callable:
 
 route_with_implicit_votes_in_float64 = in_float64(route_with_implicit_votes)   # what `Routing` calls
 
+# %% ../nbs/01_routing.ipynb #97eca9d7
+def read_route_timings(path) -> tuple: # the note on its first line, and the rows as dicts
+    "The rows of a CSV written by `bench/implicit_votes_crossover.py`: sizes as ints, times and memory as floats, the counting rule's choice as a bool"
+    lines = Path(path).read_text().splitlines()
+    rows = list(csv.DictReader(lines[1:]))
+    for r in rows:
+        for k in ('n_inp', 'd_cov', 'd_inp', 'd_out', 'n_out', 'features_per_row', 'vote_entries_per_row'): r[k] = int(r[k])
+        for k in ('implicit_s', 'formed_s', 'implicit_mib', 'formed_mib'): r[k] = float(r[k])
+        r['counting_rule_without_votes'] = r['counting_rule_without_votes'] == 'True'
+    return lines[0].lstrip('# '), rows
+
+def route_cost_terms(r:dict, route:str) -> list: # per input: the factors of k1, k2, k3 ('without_votes') or of k4, k5 ('with_votes')
+    "The terms of `route_costs`'s estimate for one measured row"
+    cF, ch, J = r['d_cov'] * r['features_per_row'], r['d_cov'] * r['d_out'], r['n_out']
+    return [cF, J, J * cF] if route == 'without_votes' else [J, J * ch]
+
+def fit_route_costs(rows:list, batch:int=20) -> tuple: # constants in ns as `ROUTE_COSTS_NS`, each time's relative error [2 * len(rows)]
+    "`route_costs`'s constants fitted to measured rows (`read_route_timings`): non-negative least squares of the estimates' relative errors"
+    from scipy.optimize import nnls   # scipy comes with fastai (scikit-learn); only this fit needs it
+    constants, errors = {}, []
+    for route, seconds in (('without_votes', 'implicit_s'), ('with_votes', 'formed_s')):
+        X = np.array([route_cost_terms(r, route) for r in rows], dtype=float)                   # [rows, terms]
+        t = np.array([r[seconds] * 1e9 / (batch * r['n_inp']) for r in rows])                  # [rows] ns per input
+        k, _ = nnls(X / t[:, None], np.ones(len(t)))                                           # least squares of X k / t - 1
+        constants[route], errors = tuple(k.tolist()), errors + list(X @ k / t - 1)
+    return constants, np.array(errors)
+
+
 # %% ../nbs/01_routing.ipynb #b698fece
 ROUTE_COSTS_NS = dict(without_votes=(53., 29., 0.55), with_votes=(29., 18.))   # ns: k1, k2, k3 and k4, k5, fitted to bench/results/implicit_votes_crossover_cpu_1thread.csv
 
-def route_costs(d_cov:int, d_inp:int, d_out:int, n_out:int) -> tuple: # ns per input: (without votes, with votes)
-    "A forward and backward pass's estimated time per input, 3 iterations, by `route_with_implicit_votes` and with the votes formed (this project's CPU, one thread)"
-    k1, k2, k3 = ROUTE_COSTS_NS['without_votes']
-    k4, k5 = ROUTE_COSTS_NS['with_votes']
+def route_costs(d_cov:int, d_inp:int, d_out:int, n_out:int, constants:dict=ROUTE_COSTS_NS) -> tuple: # ns per input: (without votes, with votes)
+    "A forward and backward pass's estimated time per input, 3 iterations, without the votes and with them formed, by a layer whose `constants` were fitted to its routes (`Routing`'s by default)"
+    k1, k2, k3 = constants['without_votes']
+    k4, k5 = constants['with_votes']
     cF, ch = d_cov * d_inp * (d_inp + 3) / 2, d_cov * d_out                        # features per input; vote entries per input and output
     return k1 * cF + n_out * (k2 + k3 * cF), n_out * (k4 + k5 * ch)
 
-def uses_implicit_votes(layer:Routing, n_out:int) -> bool:
-    "Whether `layer` routes `n_out` outputs with `route_with_implicit_votes` rather than with votes (in float64, whatever its inputs' dtype): where it applies and `route_costs` puts it first"
+def uses_implicit_votes(layer:Routing, n_out:int, constants:dict=ROUTE_COSTS_NS) -> bool:
+    "Whether `layer` routes `n_out` outputs without forming its votes (in float64, whatever its inputs' dtype): where that applies and `route_costs` with its `constants` puts it first"
     if not (layer.implicit_votes and layer.n_inp == -1 and layer.p_model == 'gaussian'): return False
-    without_votes, with_votes = route_costs(layer.d_cov, layer.d_inp, layer.d_out, n_out)
+    without_votes, with_votes = route_costs(layer.d_cov, layer.d_inp, layer.d_out, n_out, constants)
     return without_votes < with_votes
+
+# %% ../nbs/01_routing.ipynb #877acf3d
+def plot_route_timings(rows:list, # measured rows (`read_route_timings`)
+                       constants:dict=ROUTE_COSTS_NS, # the estimate's constants drawn as lines
+                      ):
+    "Both routes' measured time and peak-memory ratios (points) against `route_costs`'s estimate (lines), by vote entries per feature"
+    import matplotlib.pyplot as plt
+    fig, axs = plt.subplots(1, 2, figsize=(11, 3.6))
+    for sweep, color in zip(dict.fromkeys(r['sweep'] for r in rows), plt.cm.tab10.colors):
+        rs = [r for r in rows if r['sweep'] == sweep]
+        c, d, h, F = (rs[0][k] for k in ('d_cov', 'd_inp', 'd_out', 'features_per_row'))
+        label = f"{c}x{d} -> {c}x{h}, {rs[0]['n_inp']:,} inputs"
+        x = np.array([r['n_out'] * h / F for r in rs])                                 # vote entries per feature
+        J = np.geomspace(rs[0]['n_out'], rs[-1]['n_out'], 100)
+        axs[0].loglog(x, [r['implicit_s'] / r['formed_s'] for r in rs], 'o', color=color, label=label)
+        axs[0].loglog(J * h / F, [np.divide(*route_costs(c, d, h, j, constants)) for j in J], '-', color=color, alpha=0.6)
+        axs[1].loglog(x, [r['implicit_mib'] / r['formed_mib'] for r in rs], 'o-', color=color, label=label)
+    for ax, what in zip(axs, ('time', 'peak memory')):
+        ax.axhline(1, color='gray', lw=0.8); ax.axvline(1, color='gray', ls=':', lw=1)
+        ax.set_xlabel('vote entries per feature, J h / F'); ax.set_ylabel(f'{what}: without votes / with votes')
+    axs[0].set_title('time (points: measured; lines: route_costs)', fontsize=10); axs[1].set_title('peak memory (measured)', fontsize=10)
+    axs[0].legend(fontsize=8); plt.tight_layout()
+    return fig
+
 
 # %% ../nbs/01_routing.ipynb #ab0fdf62
 @patch
