@@ -6,19 +6,22 @@
 __all__ = ['COMMANDS', 'interrupt_in_one_line']
 
 # %% ../nbs/02a_commands.ipynb #2a2f74e7
-import contextlib, importlib, os, signal, sys
+import contextlib, importlib, os, signal, sys, threading
 
 @contextlib.contextmanager
 def interrupt_in_one_line():
-    "Within the block, Ctrl-C ends the process with one line, `interrupted`, and status 130: no traceback (unless `CAPSULE_ROUTING_DEBUG=1` or SIGINT has a handler of the caller's own)"
+    "Within the block, Ctrl-C ends the process with one line, `interrupted`, and status 130: no traceback (not in an interactive session or another thread, with `CAPSULE_ROUTING_DEBUG=1`, or where SIGINT has a handler of the caller's own)"
     def interrupted(signum, frame):
         print('interrupted', file=sys.stderr, flush=True)
         raise SystemExit(130)   # leaves quietly from inside any import
-    debug = os.environ.get('CAPSULE_ROUTING_DEBUG', '').lower() in ('1', 'true', 'yes')
-    if debug or signal.getsignal(signal.SIGINT) is not signal.default_int_handler: yield; return
+    debug = os.environ.get('CAPSULE_ROUTING_DEBUG', '').lower() in ('1', 'true', 'yes')   # as `cli_errors` reads it; importing it would import torch
+    interactive = hasattr(sys, 'ps1') or sys.flags.interactive                  # Ctrl-C there returns to the prompt
+    if (debug or interactive or threading.current_thread() is not threading.main_thread()   # only the main thread may set a handler
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler): yield; return
     signal.signal(signal.SIGINT, interrupted)
     try: yield
-    finally: signal.signal(signal.SIGINT, signal.default_int_handler)   # from here on Ctrl-C is a KeyboardInterrupt again, for `cli_errors`
+    finally:   # from here on Ctrl-C is a KeyboardInterrupt again, for `cli_errors`; a handler the block installed stays
+        if signal.getsignal(signal.SIGINT) is interrupted: signal.signal(signal.SIGINT, signal.default_int_handler)
 
 COMMANDS = dict(smallnorb=('smallnorb', 'main'), fashion_mnist=('vision', 'fashion_mnist_main'), sst=('sst', 'sst_main'),
                 smoke=('training', 'smoke_main'))   # name: (module of this package, its `call_parse` function)
@@ -28,4 +31,6 @@ def __getattr__(name:str):
     if name not in COMMANDS: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module, function = COMMANDS[name]
     with interrupt_in_one_line(): return getattr(importlib.import_module(f'capsule_routing.{module}'), function)
+
+def __dir__(): return sorted([*globals(), *COMMANDS])
 

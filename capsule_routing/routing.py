@@ -548,15 +548,15 @@ def fit_route_costs(rows:list, batch:int=20) -> tuple: # constants in ns as `ROU
 # %% ../nbs/01_routing.ipynb #b698fece
 ROUTE_COSTS_NS = dict(without_votes=(53., 29., 0.55), with_votes=(29., 18.))   # ns: k1, k2, k3 and k4, k5, fitted to bench/results/implicit_votes_crossover_cpu_1thread.csv
 
-def route_costs(d_cov:int, d_inp:int, d_out:int, n_out:int, constants:dict=ROUTE_COSTS_NS) -> tuple: # ns per input: (without votes, with votes)
-    "A forward and backward pass's estimated time per input, 3 iterations, without the votes and with them formed, by a layer whose `constants` were fitted to its routes (`Routing`'s by default)"
-    k1, k2, k3 = constants['without_votes']
-    k4, k5 = constants['with_votes']
+def route_costs(d_cov:int, d_inp:int, d_out:int, n_out:int, constants:dict|None=None) -> tuple: # ns per input: (without votes, with votes)
+    "A forward and backward pass's estimated time per input, 3 iterations, without the votes and with them formed, by a layer whose `constants` were fitted to its routes (default `ROUTE_COSTS_NS`, `Routing`'s, as it is at the call; measured on this project's CPU, one thread)"
+    k1, k2, k3 = (constants or ROUTE_COSTS_NS)['without_votes']
+    k4, k5 = (constants or ROUTE_COSTS_NS)['with_votes']
     cF, ch = d_cov * d_inp * (d_inp + 3) / 2, d_cov * d_out                        # features per input; vote entries per input and output
     return k1 * cF + n_out * (k2 + k3 * cF), n_out * (k4 + k5 * ch)
 
-def uses_implicit_votes(layer:Routing, n_out:int, constants:dict=ROUTE_COSTS_NS) -> bool:
-    "Whether `layer` routes `n_out` outputs without forming its votes (in float64, whatever its inputs' dtype): where that applies and `route_costs` with its `constants` puts it first"
+def uses_implicit_votes(layer:nn.Module, n_out:int, constants:dict|None=None) -> bool:
+    "Whether `layer` (`Routing`, or EM routing) routes `n_out` outputs without forming its votes (in float64, whatever its inputs' dtype): where that applies and `route_costs` with its `constants` puts it first"
     if not (layer.implicit_votes and layer.n_inp == -1 and layer.p_model == 'gaussian'): return False
     without_votes, with_votes = route_costs(layer.d_cov, layer.d_inp, layer.d_out, n_out, constants)
     return without_votes < with_votes

@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_training.ipynb #965c3f80
 from __future__ import annotations
-import hashlib, json, math, os, random, sys, tempfile, time
+import hashlib, json, math, os, pickle, random, sys, tempfile, time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
@@ -485,19 +485,39 @@ def check_resumed_monitor(ck:dict, # a loaded `last.pth`
                          "resume with the monitor the run used")
 
 def _hash_field(h, x):
-    "Feed one field of a data set to the hash `h`, its type included: a tensor's or numeric array's dtype, shape and bytes (no copy where contiguous on the CPU); a sequence's items; anything else by its repr"
-    if isinstance(x, np.ndarray) and x.dtype.kind in 'biufc': x = torch.from_numpy(x)   # numbers: as the same tensor would be
+    "Feed one field of a data set to the hash `h`, its type included: numbers by dtype, shape and bytes (tensors without a copy where contiguous on the CPU), strings by their text, containers item by item, any other object by its pickle"
+    if isinstance(x, np.generic) and x.dtype.kind in 'biufc': x = np.asarray(x)   # a NumPy number: as its 0-d array
+    if isinstance(x, np.ndarray) and x.dtype.kind in 'biufc':                      # numbers: as the same tensor would be
+        x = torch.from_numpy(x.astype(x.dtype.newbyteorder('='), order='C', copy=False))   # native bytes, C order, shape kept
     if isinstance(x, torch.Tensor):
         t = x.detach()
-        t = (t.to_dense() if t.layout != torch.strided else t).cpu().contiguous()   # sparse: its values, whatever its storage
+        if t.layout != torch.strided: t = t.to_dense()                              # sparse: its values, whatever its storage
+        if t.is_meta: raise TypeError("data_fingerprint cannot hash a meta tensor: it holds no values")
+        t = t.resolve_conj().resolve_neg().cpu().contiguous()
         h.update(f'{t.dtype}{tuple(t.shape)}'.encode()); h.update(t.reshape(-1).view(torch.uint8).numpy())
-    elif isinstance(x, (list, tuple, np.ndarray)):   # object and string arrays, nested fields: item by item
-        h.update(f'{type(x).__name__}{np.shape(x)}['.encode())
+    elif isinstance(x, np.ndarray):                                                # strings or objects: each item, in order
+        h.update(f'ndarray{x.dtype.str}{x.shape}['.encode())
+        for item in x.reshape(-1): _hash_field(h, item)
+        h.update(b']')
+    elif isinstance(x, (list, tuple)):
+        h.update(f'{type(x).__name__}{len(x)}['.encode())
         for item in x: _hash_field(h, item)
         h.update(b']')
+    elif isinstance(x, dict):                                                      # keys in a fixed order
+        h.update(f'dict{len(x)}['.encode())
+        for k in sorted(x, key=repr): _hash_field(h, k); _hash_field(h, x[k])
+        h.update(b']')
+    elif isinstance(x, (str, bytes)):
+        data = x.encode('utf-8', 'surrogatepass') if isinstance(x, str) else bytes(x)
+        h.update(f'{type(x).__name__}{len(data)}:'.encode()); h.update(data)
     elif isinstance(x, bool) or (isinstance(x, int) and -2**63 <= x < 2**63): _hash_field(h, torch.tensor(x))   # bool, int64
-    elif isinstance(x, float): _hash_field(h, torch.tensor(x, dtype=torch.float64))   # every digit, whatever the default dtype
-    else: h.update(f'{type(x).__name__}:{x!r};'.encode())   # str, None, a huge int, ...: exactly, by its repr
+    elif isinstance(x, (float, complex)): _hash_field(h, torch.tensor(x, dtype=torch.float64 if isinstance(x, float) else torch.complex128))   # every digit, whatever the default dtype
+    elif x is None or isinstance(x, int): h.update(f'{type(x).__name__}:{x!r};'.encode())   # None, an int beyond int64
+    else:   # an image, a record...: its pickle holds its contents, not its address (as its repr may)
+        try: data = pickle.dumps(x, protocol=4)
+        except Exception as e: raise TypeError(f"data_fingerprint cannot hash a field of type {type(x).__name__} ({e}): give the data set "
+                                               "a fingerprint() method that returns a string naming its contents") from None
+        h.update(f'pickle:{type(x).__qualname__}{len(data)}:'.encode()); h.update(data)
 
 def data_fingerprint(dls:DataLoaders,
                      contents:bool=True, # False: sizes and labels alone, as checkpoints recorded it before 2026-11-27
