@@ -114,18 +114,17 @@ def reduce_loss(per_sample:torch.Tensor, reduction:str) -> torch.Tensor:
 
 # %% ../nbs/02_training.ipynb #df6acb24
 class SpreadMargin(Callback):
-    "Move a `SpreadLoss`'s margin linearly from its first to its last value over training (Hinton et al.: 0.2 to 0.9); evaluate outside training with the last"
+    "Move a `SpreadLoss`'s margin linearly from its first to its last value over training (Hinton et al.: 0.2 to 0.9); validate and evaluate with the last"
     def __init__(self, loss:SpreadLoss): self.loss = loss  # the learner's loss object itself (MixUp swaps `learn.loss_func` in training)
-    def before_fit(self): self._trained = False   # `learn.validate()` calls before_fit too, and trains no batch
     def before_batch(self):
         if not self.training: return
-        self._trained = True
         first, last = self.loss.margins
         self.loss.margin = first + (last - first) * min(float(self.pct_train), 1.)   # fastai's fraction can overshoot 1 by rounding
     def before_validate(self):
-        # outside training (a test set, a resumed finished run) the margin would be whatever this process last set: the schedule's end instead
-        if not self._trained: self.loss.margin = self.loss.margins[1]
+        # one margin for every validation, in a fit or not: losses compare across epochs and with the test set
+        self.loss.margin = self.loss.margins[1]
     def __repr__(self): return f"SpreadMargin({self.loss!r})"
+
 
 # %% ../nbs/02_training.ipynb #95676dd0
 class MarginLoss:
