@@ -32,5 +32,7 @@ def __getattr__(name:str):
     module, function = COMMANDS[name]
     with interrupt_in_one_line(): return getattr(importlib.import_module(f'capsule_routing.{module}'), function)
 
-def __dir__(): return sorted([*globals(), *COMMANDS])
+def __dir__():
+    "The module's names and its commands' (`dir`, tab completion)"
+    return sorted([*globals(), *COMMANDS])
 
