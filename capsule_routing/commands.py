@@ -10,13 +10,14 @@ import contextlib, importlib, os, signal, sys, threading
 
 @contextlib.contextmanager
 def interrupt_in_one_line():
-    "Within the block, Ctrl-C ends the process with one line, `interrupted`, and status 130: no traceback (not in an interactive session or another thread, with `CAPSULE_ROUTING_DEBUG=1`, or where SIGINT has a handler of the caller's own)"
+    "Within the block, Ctrl-C ends the process with one line, `interrupted`, and status 130, not a traceback"
     def interrupted(signum, frame):
         print('interrupted', file=sys.stderr, flush=True)
         raise SystemExit(130)   # leaves quietly from inside any import
     debug = os.environ.get('CAPSULE_ROUTING_DEBUG', '').lower() in ('1', 'true', 'yes')   # as `cli_errors` reads it; importing it would import torch
     interactive = hasattr(sys, 'ps1') or sys.flags.interactive                  # Ctrl-C there returns to the prompt
-    if (debug or interactive or threading.current_thread() is not threading.main_thread()   # only the main thread may set a handler
+    # skipped where the traceback is asked for, in a session, off the main thread (only it may set a handler), or where the caller handles SIGINT
+    if (debug or interactive or threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler): yield; return
     signal.signal(signal.SIGINT, interrupted)
     try: yield
@@ -35,4 +36,3 @@ def __getattr__(name:str):
 def __dir__():
     "The module's names and its commands' (`dir`, tab completion)"
     return sorted([*globals(), *COMMANDS])
-

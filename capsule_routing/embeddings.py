@@ -172,7 +172,6 @@ class FrozenTransformer:
         "All hidden states of one batch: `(hs [B,T,L,D] float32 on the CPU, mask [B,T])`"
         return hidden_states(self.model, batch_ids, self.pad_id())
 
-
 # %% ../nbs/04a_embeddings.ipynb #d27a7bdb
 @torch.inference_mode()
 def hidden_states(model, # a Hugging Face model (encoder, decoder or an encoder-decoder's encoder)

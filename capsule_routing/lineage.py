@@ -242,7 +242,6 @@ route_by_em_with_implicit_votes_in_float64 = in_float64(route_by_em_with_implici
 # %% ../nbs/01a_routing_lineage.ipynb #49245a29
 EM_ROUTE_COSTS_NS = dict(without_votes=(55., 21., 0.67), with_votes=(78., 41.))   # ns: k1, k2, k3 and k4, k5 of `route_costs`, fitted to bench/results/implicit_votes_crossover_em_cpu_1thread.csv
 
-
 # %% ../nbs/01a_routing_lineage.ipynb #5ceff8e4
 class EMRouting(LineageLayer):
     "Hinton et al. (2018): fit a Gaussian per output to its presence-weighted votes; an output is present when its fit is cheap"

@@ -544,14 +544,14 @@ def fit_route_costs(rows:list, batch:int=20) -> tuple: # constants in ns as `ROU
         constants[route], errors = tuple(k.tolist()), errors + list(X @ k / t - 1)
     return constants, np.array(errors)
 
-
 # %% ../nbs/01_routing.ipynb #b698fece
 ROUTE_COSTS_NS = dict(without_votes=(53., 29., 0.55), with_votes=(29., 18.))   # ns: k1, k2, k3 and k4, k5, fitted to bench/results/implicit_votes_crossover_cpu_1thread.csv
 
 def route_costs(d_cov:int, d_inp:int, d_out:int, n_out:int, constants:dict|None=None) -> tuple: # ns per input: (without votes, with votes)
     "A forward and backward pass's estimated time per input, 3 iterations, without the votes and with them formed, by a layer whose `constants` were fitted to its routes (default `ROUTE_COSTS_NS`, `Routing`'s, as it is at the call; measured on this project's CPU, one thread)"
-    k1, k2, k3 = (constants or ROUTE_COSTS_NS)['without_votes']
-    k4, k5 = (constants or ROUTE_COSTS_NS)['with_votes']
+    constants = ROUTE_COSTS_NS if constants is None else constants
+    k1, k2, k3 = constants['without_votes']
+    k4, k5 = constants['with_votes']
     cF, ch = d_cov * d_inp * (d_inp + 3) / 2, d_cov * d_out                        # features per input; vote entries per input and output
     return k1 * cF + n_out * (k2 + k3 * cF), n_out * (k4 + k5 * ch)
 
@@ -583,7 +583,6 @@ def plot_route_timings(rows:list, # measured rows (`read_route_timings`)
     axs[0].set_title('time (points: measured; lines: route_costs)', fontsize=10); axs[1].set_title('peak memory (measured)', fontsize=10)
     axs[0].legend(fontsize=8); plt.tight_layout()
     return fig
-
 
 # %% ../nbs/01_routing.ipynb #ab0fdf62
 @patch

@@ -375,7 +375,6 @@ def distill_targets(labels, # [N] classes of the task
     onehot = np.eye(teacher_probs.shape[1], dtype=np.float32)[labels]        # [N, C]
     return (1 - weight) * onehot + weight * teacher_probs
 
-
 # %% ../nbs/04_sst.ipynb #985306d9
 import io, json
 from .embeddings import _atomic_write_bytes
@@ -424,7 +423,6 @@ def check_distill(teacher:str|Path|None, distill:float):
     if teacher is not None and not distill: raise ValueError("a teacher file needs distill > 0, its share of each target")
     if teacher is not None and not Path(teacher).exists(): raise FileNotFoundError(f"no teacher file {teacher}")
     if teacher is not None: teacher_names(teacher)   # a file that is not a teacher file: refused now, not once the data are read
-
 
 # %% ../nbs/04_sst.ipynb #24db5a13
 def logistic_baseline(train:tuple, # `(X [N, F], y [N])`

@@ -313,7 +313,6 @@ def teach(runs:str, # comma-separated run folders: the teacher heads
     return dict(out=str(out), n_texts=len(probs), n_classes=probs.shape[1], teachers=teacher_names(out),
                 mean_max_prob=float(probs.max(1).mean()), seconds=round(time.time() - t0, 1))
 
-
 # %% ../nbs/04b_sst_results.ipynb #595c6cf2
 @torch.no_grad()
 def classify_texts(model:SSTCapsNet, # an SST head (put in eval mode here)
@@ -443,7 +442,6 @@ def select_setups(df:pd.DataFrame, # rows of `runs_table` or `summary_table`
     for col, value in wanted.items():
         if value is not None: keep &= (df[col] == value).to_numpy()
     return df[keep]
-
 
 # %% ../nbs/04b_sst_results.ipynb #06b1a53f
 def summary_table(table:pd.DataFrame, # from `runs_table`

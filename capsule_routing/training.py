@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_training.ipynb #965c3f80
 from __future__ import annotations
-import hashlib, json, math, os, pickle, random, sys, tempfile, time
+import hashlib, io, json, math, os, pickle, random, sys, tempfile, time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
@@ -124,7 +124,6 @@ class SpreadMargin(Callback):
         # one margin for every validation, in a fit or not: losses compare across epochs and with the test set
         self.loss.margin = self.loss.margins[1]
     def __repr__(self): return f"SpreadMargin({self.loss!r})"
-
 
 # %% ../nbs/02_training.ipynb #95676dd0
 class MarginLoss:
@@ -484,7 +483,7 @@ def check_resumed_monitor(ck:dict, # a loaded `last.pth`
                          "resume with the monitor the run used")
 
 def _hash_field(h, x):
-    "Feed one field of a data set to the hash `h`, its type included: numbers by dtype, shape and bytes (tensors without a copy where contiguous on the CPU), strings by their text, containers item by item, any other object by its pickle"
+    "Feed one field of a data set to the hash `h`, its type included: numbers by dtype, shape and bytes (tensors without a copy where contiguous on the CPU), strings by their text, containers item by item, an image by its pixels, any other object by `_ContentPickler`"
     if isinstance(x, np.generic) and x.dtype.kind in 'biufc': x = np.asarray(x)   # a NumPy number: as its 0-d array
     if isinstance(x, np.ndarray) and x.dtype.kind in 'biufc':                      # numbers: as the same tensor would be
         x = torch.from_numpy(x.astype(x.dtype.newbyteorder('='), order='C', copy=False))   # native bytes, C order, shape kept
@@ -502,9 +501,10 @@ def _hash_field(h, x):
         h.update(f'{type(x).__name__}{len(x)}['.encode())
         for item in x: _hash_field(h, item)
         h.update(b']')
-    elif isinstance(x, dict):                                                      # keys in a fixed order
-        h.update(f'dict{len(x)}['.encode())
-        for k in sorted(x, key=repr): _hash_field(h, k); _hash_field(h, x[k])
+    elif isinstance(x, (set, frozenset, dict)):                                    # no order of their own: their items' digests, sorted
+        items = sorted((_field_digest(k), v) for k, v in (x.items() if isinstance(x, dict) else ((k, None) for k in x)))
+        h.update(f'{type(x).__name__}{len(x)}['.encode())
+        for key_digest, value in items: h.update(key_digest.encode()); _hash_field(h, value)
         h.update(b']')
     elif isinstance(x, (str, bytes)):
         data = x.encode('utf-8', 'surrogatepass') if isinstance(x, str) else bytes(x)
@@ -512,11 +512,25 @@ def _hash_field(h, x):
     elif isinstance(x, bool) or (isinstance(x, int) and -2**63 <= x < 2**63): _hash_field(h, torch.tensor(x))   # bool, int64
     elif isinstance(x, (float, complex)): _hash_field(h, torch.tensor(x, dtype=torch.float64 if isinstance(x, float) else torch.complex128))   # every digit, whatever the default dtype
     elif x is None or isinstance(x, int): h.update(f'{type(x).__name__}:{x!r};'.encode())   # None, an int beyond int64
-    else:   # an image, a record...: its pickle holds its contents, not its address (as its repr may)
-        try: data = pickle.dumps(x, protocol=4)
+    elif 'PIL.Image' in sys.modules and isinstance(x, sys.modules['PIL.Image'].Image):   # its pixels, not its file's metadata
+        h.update(f'PIL.Image{x.mode}{x.size}:'.encode()); h.update(x.tobytes())
+    else:   # a record of the user's own: its pickle, with what it holds by content
+        buffer = io.BytesIO()
+        try: _ContentPickler(buffer).dump(x)
         except Exception as e: raise TypeError(f"data_fingerprint cannot hash a field of type {type(x).__name__} ({e}): give the data set "
                                                "a fingerprint() method that returns a string naming its contents") from None
-        h.update(f'pickle:{type(x).__qualname__}{len(data)}:'.encode()); h.update(data)
+        h.update(f'pickle:{type(x).__qualname__}:'.encode()); h.update(buffer.getvalue())
+
+def _field_digest(x) -> str: # SHA-256 of `_hash_field(x)` alone
+    h = hashlib.sha256(); _hash_field(h, x); return h.hexdigest()
+
+class _ContentPickler(pickle.Pickler):
+    "A pickle for hashing: tensors, arrays, NumPy numbers and sets go in by their `_field_digest` (a tensor's plain pickle holds its storage's address and all of its storage; a set's, an order that changes with the process)"
+    def __init__(self, file, protocol=4):
+        super().__init__(file, protocol=protocol)
+        self.fast = True   # no memo (on the instance: the C pickler reads it there): an object met twice is written twice, so one shared string and two equal strings hash alike
+    def persistent_id(self, obj):
+        return _field_digest(obj) if isinstance(obj, (torch.Tensor, np.ndarray, np.generic, set, frozenset)) else None
 
 def data_fingerprint(dls:DataLoaders,
                      contents:bool=True, # False: sizes and labels alone, as checkpoints recorded it before 2026-11-27
@@ -570,6 +584,10 @@ class CheckpointCallback(Callback):
             raise ValueError(f"the checkpoint's schedule {ck.get('schedule')} differs from this fit's {self.schedule}")
         check_run_settings(ck.get('run'), self.run_settings)
         check_resumed_monitor(ck, self.monitor)
+        if self.monitor == 'valid_loss' and 'spread_valid_margin' not in ck and any(isinstance(cb, SpreadMargin) for cb in self.learn.cbs):
+            raise ValueError("the checkpoint's spread-loss run selects by valid_loss and was validated with the margin of its last training "
+                             "batch (before 2026-11-27); this code validates with the last margin, so its best epoch's loss would not compare "
+                             "with the epochs still to come: start the run again")
         augmentation = augmentation_repr(self.learn)
         if 'augmentation' in ck and ck['augmentation'] != augmentation:   # older checkpoints did not record it
             raise ValueError(f"the checkpoint's run trained with augmentation {ck['augmentation']}, this fit with {augmentation}: "
@@ -608,7 +626,7 @@ class CheckpointCallback(Callback):
         if value is not None and (self.best is None or self.comp(value, self.best)): self.best, self.best_epoch = value, self.epoch
         rec = self.learn.recorder
         sched = [cb for cb in self.learn.cbs if isinstance(cb, ParamScheduler)]
-        atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule, 'run': self.run_settings, 'data': self.data_id, 'data_contents': True,
+        atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule, 'run': self.run_settings, 'data': self.data_id, 'data_contents': True, 'spread_valid_margin': 'last',
                      'augmentation': augmentation_repr(self.learn), 'loss': loss_repr(self.learn),
                      'train_iter': self.learn.train_iter, 'pct_train': float(self.learn.pct_train),
                      'model': self.model.state_dict(), 'model_repr': model_repr(self.model), 'opt': _opt_state(self.opt),
