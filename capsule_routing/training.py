@@ -535,7 +535,7 @@ class _ContentPickler(pickle.Pickler):
 def data_fingerprint(dls:DataLoaders,
                      contents:bool=True, # False: sizes and labels alone, as checkpoints recorded it before 2026-11-27
                     ) -> str:
-    "SHA-256 of what a fit trains and validates on: each set's size and items (a set's own `fingerprint()` where it has one; a TensorDataset's tensors; a list's items' fields)"
+    "SHA-256 of what a fit trains and validates on: each set's size and contents (a set's own `fingerprint()` where it has one; a TensorDataset's tensors; a list's items' fields; a fastai `Datasets`' items, e.g. its file names; of any other set, its size alone)"
     h = hashlib.sha256()
     for dl in (dls.train, dls.valid):
         ds = dl.dataset
@@ -549,6 +549,7 @@ def data_fingerprint(dls:DataLoaders,
         elif isinstance(ds, (list, tuple)):
             for item in ds:
                 for field in item: _hash_field(h, field)
+        elif hasattr(ds, 'items'): _hash_field(h, ds.items)   # fastai's Datasets and TfmdLists: what each item is made from (file names, rows)
     return h.hexdigest()
 
 class CheckpointCallback(Callback):
