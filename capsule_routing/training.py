@@ -534,6 +534,7 @@ class _ContentPickler(pickle.Pickler):
 
 def data_fingerprint(dls:DataLoaders,
                      contents:bool=True, # False: sizes and labels alone, as checkpoints recorded it before 2026-11-27
+                     items:bool=True, # False: a fastai `Datasets` by its size alone, as checkpoints recorded it before 2026-11-27 04:30 UTC
                     ) -> str:
     "SHA-256 of what a fit trains and validates on: each set's size and contents (a set's own `fingerprint()` where it has one; a TensorDataset's tensors; a list's items' fields; a fastai `Datasets`' items, e.g. its file names; of any other set, its size alone)"
     h = hashlib.sha256()
@@ -549,7 +550,7 @@ def data_fingerprint(dls:DataLoaders,
         elif isinstance(ds, (list, tuple)):
             for item in ds:
                 for field in item: _hash_field(h, field)
-        elif hasattr(ds, 'items'): _hash_field(h, ds.items)   # fastai's Datasets and TfmdLists: what each item is made from (file names, rows)
+        elif items and hasattr(ds, 'items'): _hash_field(h, ds.items)   # fastai's Datasets and TfmdLists: what each item is made from (file names, rows)
     return h.hexdigest()
 
 class CheckpointCallback(Callback):
@@ -574,7 +575,8 @@ class CheckpointCallback(Callback):
         self.data_id = data_fingerprint(self.dls)
         ck = self.resume_from
         if ck is None: return
-        recorded = self.data_id if ck.get('data_contents') else data_fingerprint(self.dls, contents=False)   # older checkpoints: labels alone
+        contents, items = bool(ck.get('data_contents')), bool(ck.get('data_items'))   # what an older checkpoint's fingerprint read
+        recorded = self.data_id if contents and items else data_fingerprint(self.dls, contents=contents, items=items)
         if ck.get('data') not in (None, recorded):   # None: an older checkpoint still, which did not record it
             raise ValueError("the checkpoint's run trained or validated on other data (another --data folder, other files in it, "
                              "or another split): resume with the data the run used")
@@ -627,7 +629,7 @@ class CheckpointCallback(Callback):
         if value is not None and (self.best is None or self.comp(value, self.best)): self.best, self.best_epoch = value, self.epoch
         rec = self.learn.recorder
         sched = [cb for cb in self.learn.cbs if isinstance(cb, ParamScheduler)]
-        atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule, 'run': self.run_settings, 'data': self.data_id, 'data_contents': True, 'spread_valid_margin': 'last',
+        atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule, 'run': self.run_settings, 'data': self.data_id, 'data_contents': True, 'data_items': True, 'spread_valid_margin': 'last',
                      'augmentation': augmentation_repr(self.learn), 'loss': loss_repr(self.learn),
                      'train_iter': self.learn.train_iter, 'pct_train': float(self.learn.pct_train),
                      'model': self.model.state_dict(), 'model_repr': model_repr(self.model), 'opt': _opt_state(self.opt),
