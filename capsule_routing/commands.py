@@ -10,7 +10,7 @@ import contextlib, importlib, os, signal, sys, threading
 
 @contextlib.contextmanager
 def interrupt_in_one_line():
-    "Within the block, Ctrl-C ends the process with one line, `interrupted`, and status 130, not a traceback"
+    "Within the block, Ctrl-C ends the process with one line, `interrupted`, and status 130, not a traceback (not in a session, off the main thread, with `CAPSULE_ROUTING_DEBUG=1`, or where the caller handles SIGINT)"
     def interrupted(signum, frame):
         print('interrupted', file=sys.stderr, flush=True)
         raise SystemExit(130)   # leaves quietly from inside any import

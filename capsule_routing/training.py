@@ -19,7 +19,7 @@ from .core import import_fastai_quietly
 import_fastai_quietly()   # fastai's own import raises a deprecation notice; see `core.import_fastai_quietly`
 from fastai.callback.core import Callback, CancelEpochException
 from fastai.callback.schedule import ParamScheduler
-from fastai.data.core import DataLoaders
+from fastai.data.core import DataLoaders, FilteredBase
 from fastai.data.load import DataLoader
 from fastai.learner import AvgSmoothLoss, Learner, Recorder
 from fastai.optimizer import OptimWrapper, RAdam
@@ -29,16 +29,16 @@ from .core import default_device, check_positive_ints, check_seed
 from .routing import float32_if_half   # half-precision scores to float32 for a stable log-softmax
 
 # %% auto #0
-__all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'RUN_FILES', 'BAD_INPUT', 'capsule_scores', 'CapsuleCrossEntropy',
-           'class_indices', 'capsule_accuracy', 'SpreadLoss', 'reduce_loss', 'SpreadMargin', 'MarginLoss',
-           'check_loss_name', 'PaperOneCycle', 'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop',
-           'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'CapsuleLearner', 'DeviceSmoothLoss',
-           'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'atomic_save', 'get_rng_states', 'set_rng_states',
-           'loss_repr', 'augmentation_repr', 'model_repr', 'check_model_repr', 'check_run_settings',
-           'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner',
-           'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint',
-           'compile_whole_model', 'check_out_folder', 'bad_input_message', 'cli_errors', 'running_as_command',
-           'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
+__all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILES', 'BAD_INPUT', 'capsule_scores',
+           'CapsuleCrossEntropy', 'class_indices', 'capsule_accuracy', 'SpreadLoss', 'reduce_loss', 'SpreadMargin',
+           'MarginLoss', 'check_loss_name', 'PaperOneCycle', 'paper_radam', 'foreach_radam', 'pad_crop',
+           'random_pad_crop', 'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'CapsuleLearner',
+           'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'atomic_save',
+           'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr', 'check_model_repr',
+           'check_run_settings', 'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback', 'load_checkpoint',
+           'quiet_learner', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet',
+           'evaluate_checkpoint', 'compile_whole_model', 'check_out_folder', 'bad_input_message', 'cli_errors',
+           'running_as_command', 'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -486,8 +486,9 @@ def _hash_field(h, x):
     "Feed one field of a data set to the hash `h`, its type included: numbers by dtype, shape and bytes (tensors without a copy where contiguous on the CPU), strings by their text, containers item by item, an image by its pixels, any other object by `_ContentPickler`"
     if isinstance(x, np.generic) and x.dtype.kind in 'biufc': x = np.asarray(x)   # a NumPy number: as its 0-d array
     if isinstance(x, np.ndarray) and x.dtype.kind in 'biufc':                      # numbers: as the same tensor would be
-        x = torch.from_numpy(x.astype(x.dtype.newbyteorder('='), order='C', copy=False))   # native bytes, C order, shape kept
-    if isinstance(x, torch.Tensor):
+        native = x.astype(x.dtype.newbyteorder('='), order='C', copy=False)       # native bytes, C order, shape kept
+        h.update(f'{torch.from_numpy(np.empty(0, native.dtype)).dtype}{native.shape}'.encode()); h.update(native.tobytes())
+    elif isinstance(x, torch.Tensor):
         t = x.detach()
         if t.layout != torch.strided: t = t.to_dense()                              # sparse: its values, whatever its storage
         if t.is_meta: raise TypeError("data_fingerprint cannot hash a meta tensor: it holds no values")
@@ -502,10 +503,13 @@ def _hash_field(h, x):
         for item in x: _hash_field(h, item)
         h.update(b']')
     elif isinstance(x, (set, frozenset, dict)):                                    # no order of their own: their items' digests, sorted
-        items = sorted((_field_digest(k), v) for k, v in (x.items() if isinstance(x, dict) else ((k, None) for k in x)))
+        pairs = x.items() if isinstance(x, dict) else ((k, None) for k in x)
         h.update(f'{type(x).__name__}{len(x)}['.encode())
-        for key_digest, value in items: h.update(key_digest.encode()); _hash_field(h, value)
+        for key_digest, value_digest in sorted((_field_digest(k), _field_digest(v)) for k, v in pairs): h.update(f'{key_digest}{value_digest}'.encode())
         h.update(b']')
+    elif 'pandas' in sys.modules and isinstance(x, sys.modules['pandas'].DataFrame):   # its values, not how pandas stores them
+        h.update(f'DataFrame{x.shape}'.encode()); _hash_field(h, x.index.to_numpy())
+        for i, name in enumerate(x.columns): _hash_field(h, [str(name), str(x.dtypes.iloc[i]), x.iloc[:, i].to_numpy()])
     elif isinstance(x, (str, bytes)):
         data = x.encode('utf-8', 'surrogatepass') if isinstance(x, str) else bytes(x)
         h.update(f'{type(x).__name__}{len(data)}:'.encode()); h.update(data)
@@ -525,12 +529,15 @@ def _field_digest(x) -> str: # SHA-256 of `_hash_field(x)` alone
     h = hashlib.sha256(); _hash_field(h, x); return h.hexdigest()
 
 class _ContentPickler(pickle.Pickler):
-    "A pickle for hashing: tensors, arrays, NumPy numbers and sets go in by their `_field_digest` (a tensor's plain pickle holds its storage's address and all of its storage; a set's, an order that changes with the process)"
+    "A pickle for hashing: tensors, arrays, NumPy numbers, sets, dicts and data frames go in by their `_field_digest` (a tensor's plain pickle holds its storage's address and all of its storage; a set's or a dict's, an order that can change with the process)"
     def __init__(self, file, protocol=4):
         super().__init__(file, protocol=protocol)
         self.fast = True   # no memo (on the instance: the C pickler reads it there): an object met twice is written twice, so one shared string and two equal strings hash alike
     def persistent_id(self, obj):
-        return _field_digest(obj) if isinstance(obj, (torch.Tensor, np.ndarray, np.generic, set, frozenset)) else None
+        kinds = (torch.Tensor, np.ndarray, np.generic, set, frozenset, dict) + ((sys.modules['pandas'].DataFrame,) if 'pandas' in sys.modules else ())
+        return _field_digest(obj) if isinstance(obj, kinds) else None   # an object's own __dict__ too: its attributes in any order
+
+DATA_HASH_VERSION = 3   # what a checkpoint's fingerprint read: 3, every field by content (2026-11-27 05:00 UTC on); older ones say data_contents or nothing
 
 def data_fingerprint(dls:DataLoaders,
                      contents:bool=True, # False: sizes and labels alone, as checkpoints recorded it before 2026-11-27
@@ -550,7 +557,7 @@ def data_fingerprint(dls:DataLoaders,
         elif isinstance(ds, (list, tuple)):
             for item in ds:
                 for field in item: _hash_field(h, field)
-        elif items and hasattr(ds, 'items'): _hash_field(h, ds.items)   # fastai's Datasets and TfmdLists: what each item is made from (file names, rows)
+        elif items and isinstance(ds, FilteredBase): _hash_field(h, ds.items)   # fastai's Datasets and TfmdLists: what each item is made from (file names, rows)
     return h.hexdigest()
 
 class CheckpointCallback(Callback):
@@ -575,11 +582,16 @@ class CheckpointCallback(Callback):
         self.data_id = data_fingerprint(self.dls)
         ck = self.resume_from
         if ck is None: return
-        contents, items = bool(ck.get('data_contents')), bool(ck.get('data_items'))   # what an older checkpoint's fingerprint read
-        recorded = self.data_id if contents and items else data_fingerprint(self.dls, contents=contents, items=items)
-        if ck.get('data') not in (None, recorded):   # None: an older checkpoint still, which did not record it
+        if ck.get('data_hash') == DATA_HASH_VERSION: candidates = {self.data_id}
+        elif ck.get('data_contents'):   # 2026-11-27 before 05:00 UTC: a fastai Datasets by its size, or by its items
+            candidates = {self.data_id, data_fingerprint(self.dls, items=False)}
+        else: candidates = {data_fingerprint(self.dls, contents=False)}   # before 2026-11-27: sizes and labels alone
+        if ck.get('data') not in candidates | {None}:   # None: an older checkpoint still, which did not record it
+            older = '' if ck.get('data_hash') == DATA_HASH_VERSION or not ck.get('data_contents') else (
+                " (this checkpoint was written before 2026-11-27 05:00 UTC, which hashed a list's fields other than tensors and ints "
+                "otherwise: if the data are the same, start the run again)")
             raise ValueError("the checkpoint's run trained or validated on other data (another --data folder, other files in it, "
-                             "or another split): resume with the data the run used")
+                             f"or another split): resume with the data the run used{older}")
         if ck['n_epoch'] != self.n_epoch:
             raise ValueError(f"the checkpoint is of a {ck['n_epoch']}-epoch run, this fit has {self.n_epoch} epochs: "
                              "the learning-rate schedule would not continue where it stopped")
@@ -629,7 +641,7 @@ class CheckpointCallback(Callback):
         if value is not None and (self.best is None or self.comp(value, self.best)): self.best, self.best_epoch = value, self.epoch
         rec = self.learn.recorder
         sched = [cb for cb in self.learn.cbs if isinstance(cb, ParamScheduler)]
-        atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule, 'run': self.run_settings, 'data': self.data_id, 'data_contents': True, 'data_items': True, 'spread_valid_margin': 'last',
+        atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule, 'run': self.run_settings, 'data': self.data_id, 'data_contents': True, 'data_hash': DATA_HASH_VERSION, 'spread_valid_margin': 'last',
                      'augmentation': augmentation_repr(self.learn), 'loss': loss_repr(self.learn),
                      'train_iter': self.learn.train_iter, 'pct_train': float(self.learn.pct_train),
                      'model': self.model.state_dict(), 'model_repr': model_repr(self.model), 'opt': _opt_state(self.opt),
