@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_training.ipynb #965c3f80
 from __future__ import annotations
-import hashlib, io, json, math, os, pickle, random, sys, tempfile, time
+import hashlib, io, json, math, os, pickle, random, struct, sys, tempfile, time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
@@ -482,12 +482,18 @@ def check_resumed_monitor(ck:dict, # a loaded `last.pth`
         raise ValueError(f"the checkpoint's run selects its best epoch by {saved!r}, this fit by {monitor!r} (--monitor): "
                          "resume with the monitor the run used")
 
+def _dtype_name(dtype:np.dtype) -> str: # torch's name where torch has the dtype (so an array hashes as its tensor), else NumPy's
+    try: return str(torch.from_numpy(np.empty(0, dtype)).dtype)
+    except TypeError: return f'numpy.{dtype.str}'
+
 def _hash_field(h, x):
-    "Feed one field of a data set to the hash `h`, its type included: numbers by dtype, shape and bytes (tensors without a copy where contiguous on the CPU), strings by their text, containers item by item, an image by its pixels, any other object by `_ContentPickler`"
-    if isinstance(x, np.generic) and x.dtype.kind in 'biufc': x = np.asarray(x)   # a NumPy number: as its 0-d array
-    if isinstance(x, np.ndarray) and x.dtype.kind in 'biufc':                      # numbers: as the same tensor would be
-        native = x.astype(x.dtype.newbyteorder('='), order='C', copy=False)       # native bytes, C order, shape kept
-        h.update(f'{torch.from_numpy(np.empty(0, native.dtype)).dtype}{native.shape}'.encode()); h.update(native.tobytes())
+    "Feed one field of a data set to the hash `h`, its type included: numbers and dates by dtype, shape and bytes (tensors without a copy where contiguous on the CPU), strings by their text, containers item by item, an image by its pixels, a data frame by its values, any other object by `_ContentPickler`"
+    if isinstance(x, np.str_): x = str(x)                                           # NumPy's strings are Python's
+    elif isinstance(x, np.bytes_): x = bytes(x)
+    elif isinstance(x, np.generic): x = np.asarray(x)                               # a NumPy scalar: as its 0-d array
+    if isinstance(x, np.ndarray) and x.dtype.kind in 'biufcmMV' and not x.dtype.hasobject:   # fixed-size values: dtype, shape, bytes
+        native = x.astype(x.dtype.newbyteorder('=') if x.dtype.kind != 'V' else x.dtype, order='C', copy=False)   # native bytes, C order
+        h.update(f'{_dtype_name(native.dtype)}{native.shape}'.encode()); h.update(native.tobytes())
     elif isinstance(x, torch.Tensor):
         t = x.detach()
         if t.layout != torch.strided: t = t.to_dense()                              # sparse: its values, whatever its storage
@@ -495,7 +501,7 @@ def _hash_field(h, x):
         t = t.resolve_conj().resolve_neg().cpu().contiguous()
         h.update(f'{t.dtype}{tuple(t.shape)}'.encode()); h.update(t.reshape(-1).view(torch.uint8).numpy())
     elif isinstance(x, np.ndarray):                                                # strings or objects: each item, in order
-        h.update(f'ndarray{x.dtype.str}{x.shape}['.encode())
+        h.update(f'ndarray{x.dtype.kind}{x.shape}['.encode())
         for item in x.reshape(-1): _hash_field(h, item)
         h.update(b']')
     elif isinstance(x, (list, tuple)):
@@ -507,43 +513,54 @@ def _hash_field(h, x):
         h.update(f'{type(x).__name__}{len(x)}['.encode())
         for key_digest, value_digest in sorted((_field_digest(k), _field_digest(v)) for k, v in pairs): h.update(f'{key_digest}{value_digest}'.encode())
         h.update(b']')
-    elif 'pandas' in sys.modules and isinstance(x, sys.modules['pandas'].DataFrame):   # its values, not how pandas stores them
-        h.update(f'DataFrame{x.shape}'.encode()); _hash_field(h, x.index.to_numpy())
-        for i, name in enumerate(x.columns): _hash_field(h, [str(name), str(x.dtypes.iloc[i]), x.iloc[:, i].to_numpy()])
+    elif _is_pandas(x, 'DataFrame'):                                               # its values, not how pandas stores them
+        h.update(f'DataFrame{x.shape}['.encode()); _hash_field(h, list(x.columns)); _hash_field(h, x.index.to_numpy())
+        for i in range(x.shape[1]): _hash_field(h, x.iloc[:, i].to_numpy())
+        h.update(b']')
+    elif _is_pandas(x, 'Series'):
+        h.update(b'Series['); _hash_field(h, [x.name, x.index.to_numpy(), x.to_numpy()]); h.update(b']')
     elif isinstance(x, (str, bytes)):
         data = x.encode('utf-8', 'surrogatepass') if isinstance(x, str) else bytes(x)
         h.update(f'{type(x).__name__}{len(data)}:'.encode()); h.update(data)
-    elif isinstance(x, bool) or (isinstance(x, int) and -2**63 <= x < 2**63): _hash_field(h, torch.tensor(x))   # bool, int64
-    elif isinstance(x, (float, complex)): _hash_field(h, torch.tensor(x, dtype=torch.float64 if isinstance(x, float) else torch.complex128))   # every digit, whatever the default dtype
+    elif isinstance(x, (bool, float, complex)) or (isinstance(x, int) and -2**63 <= x < 2**63):   # as the 0-d tensor would be, without making it
+        kind = 'bool' if isinstance(x, bool) else 'int64' if isinstance(x, int) else 'float64' if isinstance(x, float) else 'complex128'   # every digit, whatever the default dtype
+        h.update(f'torch.{kind}()'.encode())
+        h.update(struct.pack({'bool': '=?', 'int64': '=q', 'float64': '=d'}[kind], x) if kind != 'complex128' else struct.pack('=dd', x.real, x.imag))
     elif x is None or isinstance(x, int): h.update(f'{type(x).__name__}:{x!r};'.encode())   # None, an int beyond int64
     elif 'PIL.Image' in sys.modules and isinstance(x, sys.modules['PIL.Image'].Image):   # its pixels, not its file's metadata
         h.update(f'PIL.Image{x.mode}{x.size}:'.encode()); h.update(x.tobytes())
     else:   # a record of the user's own: its pickle, with what it holds by content
         buffer = io.BytesIO()
-        try: _ContentPickler(buffer).dump(x)
-        except Exception as e: raise TypeError(f"data_fingerprint cannot hash a field of type {type(x).__name__} ({e}): give the data set "
-                                               "a fingerprint() method that returns a string naming its contents") from None
+        try: _ContentPickler(buffer, x).dump(x)
+        except Exception as e:
+            if isinstance(e, TypeError) and str(e).startswith('data_fingerprint cannot hash'): raise   # from a field inside: said once
+            raise TypeError(f"data_fingerprint cannot hash a field of type {type(x).__name__} ({e}): give the data set "
+                            "a fingerprint() method that returns a string naming its contents") from None
         h.update(f'pickle:{type(x).__qualname__}:'.encode()); h.update(buffer.getvalue())
+
+def _is_pandas(x, name:str) -> bool: return 'pandas' in sys.modules and isinstance(x, getattr(sys.modules['pandas'], name))
 
 def _field_digest(x) -> str: # SHA-256 of `_hash_field(x)` alone
     h = hashlib.sha256(); _hash_field(h, x); return h.hexdigest()
 
 class _ContentPickler(pickle.Pickler):
-    "A pickle for hashing: tensors, arrays, NumPy numbers, sets, dicts and data frames go in by their `_field_digest` (a tensor's plain pickle holds its storage's address and all of its storage; a set's or a dict's, an order that can change with the process)"
-    def __init__(self, file, protocol=4):
-        super().__init__(file, protocol=protocol)
+    "A pickle of `top` for hashing: what `_hash_field` reads by content (tensors, arrays, NumPy scalars, sets, dicts, pandas' frames and series, strings...) goes in by its `_field_digest` (a tensor's plain pickle holds its storage's address and all of its storage; a set's or a dict's, an order that can change with the process)"
+    def __init__(self, file, top):
+        super().__init__(file, protocol=4)
+        self.top = top     # pickled itself: its contents go by digest
         self.fast = True   # no memo (on the instance: the C pickler reads it there): an object met twice is written twice, so one shared string and two equal strings hash alike
     def persistent_id(self, obj):
-        kinds = (torch.Tensor, np.ndarray, np.generic, set, frozenset, dict) + ((sys.modules['pandas'].DataFrame,) if 'pandas' in sys.modules else ())
-        return _field_digest(obj) if isinstance(obj, kinds) else None   # an object's own __dict__ too: its attributes in any order
+        if obj is self.top: return None
+        by_content = isinstance(obj, (torch.Tensor, np.ndarray, np.generic, set, frozenset, dict, str, bytes)) or _is_pandas(obj, 'DataFrame') or _is_pandas(obj, 'Series')
+        return _field_digest(obj) if by_content else None   # an object's own __dict__ too: its attributes in any order
 
-DATA_HASH_VERSION = 3   # what a checkpoint's fingerprint read: 3, every field by content (2026-11-27 05:00 UTC on); older ones say data_contents or nothing
+DATA_HASH_VERSION = 3   # what a checkpoint's fingerprint read: 3, each item by content (2026-11-27 05:00 UTC on); stop 30's say data_contents, older ones nothing
 
 def data_fingerprint(dls:DataLoaders,
                      contents:bool=True, # False: sizes and labels alone, as checkpoints recorded it before 2026-11-27
-                     items:bool=True, # False: a fastai `Datasets` by its size alone, as checkpoints recorded it before 2026-11-27 04:30 UTC
+                     legacy:bool=False, # True: as stop 30's checkpoints read it (a list's items' fields run together; no `items`)
                     ) -> str:
-    "SHA-256 of what a fit trains and validates on: each set's size and contents (a set's own `fingerprint()` where it has one; a TensorDataset's tensors; a list's items' fields; a fastai `Datasets`' items, e.g. its file names; of any other set, its size alone)"
+    "SHA-256 of what a fit trains and validates on: each set's size and contents (a set's own `fingerprint()` where it has one; a TensorDataset's tensors; a list's items; else its `items` where it holds them, e.g. a fastai `Datasets`' file names; of any other set, its size alone)"
     h = hashlib.sha256()
     for dl in (dls.train, dls.valid):
         ds = dl.dataset
@@ -554,10 +571,13 @@ def data_fingerprint(dls:DataLoaders,
             elif isinstance(ds, (list, tuple)): h.update(np.asarray([np.asarray(item[-1]) for item in ds]).tobytes())
         elif isinstance(ds, TensorDataset):
             for t in ds.tensors: _hash_field(h, t)
-        elif isinstance(ds, (list, tuple)):
+        elif isinstance(ds, (list, tuple)) and legacy:
             for item in ds:
                 for field in item: _hash_field(h, field)
-        elif items and isinstance(ds, FilteredBase): _hash_field(h, ds.items)   # fastai's Datasets and TfmdLists: what each item is made from (file names, rows)
+        elif isinstance(ds, (list, tuple)):
+            for item in ds: _hash_field(h, item)                                     # each item framed: (1, 2), (3, 4) is not (1,), (2, 3, 4)
+        elif not legacy and getattr(ds, 'items', None) is not None and not callable(ds.items):
+            _hash_field(h, ds.items)   # what each item is made from: a fastai Datasets' file names or rows, a set's own list
     return h.hexdigest()
 
 class CheckpointCallback(Callback):
@@ -582,14 +602,14 @@ class CheckpointCallback(Callback):
         self.data_id = data_fingerprint(self.dls)
         ck = self.resume_from
         if ck is None: return
-        if ck.get('data_hash') == DATA_HASH_VERSION: candidates = {self.data_id}
-        elif ck.get('data_contents'):   # 2026-11-27 before 05:00 UTC: a fastai Datasets by its size, or by its items
-            candidates = {self.data_id, data_fingerprint(self.dls, items=False)}
-        else: candidates = {data_fingerprint(self.dls, contents=False)}   # before 2026-11-27: sizes and labels alone
-        if ck.get('data') not in candidates | {None}:   # None: an older checkpoint still, which did not record it
-            older = '' if ck.get('data_hash') == DATA_HASH_VERSION or not ck.get('data_contents') else (
-                " (this checkpoint was written before 2026-11-27 05:00 UTC, which hashed a list's fields other than tensors and ints "
-                "otherwise: if the data are the same, start the run again)")
+        version = ck.get('data_hash', 2 if ck.get('data_contents') else 1)   # 2: stop 30's; 1: sizes and labels alone
+        if version > DATA_HASH_VERSION:
+            raise ValueError(f"the checkpoint was written by a newer capsule_routing (data_hash {version}): resume with that version")
+        recorded = (self.data_id if version == DATA_HASH_VERSION else data_fingerprint(self.dls, legacy=True) if version == 2
+                    else data_fingerprint(self.dls, contents=False))
+        if ck.get('data') not in (None, recorded):   # None: an older checkpoint still, which did not record it
+            older = '' if version != 2 else (" (this checkpoint was written by an earlier version, which hashed fields other than tensors "
+                                             "and ints otherwise: if the data are the same, start the run again)")
             raise ValueError("the checkpoint's run trained or validated on other data (another --data folder, other files in it, "
                              f"or another split): resume with the data the run used{older}")
         if ck['n_epoch'] != self.n_epoch:
