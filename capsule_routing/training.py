@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_training.ipynb #965c3f80
 from __future__ import annotations
-import hashlib, io, json, math, os, pickle, random, struct, sys, tempfile, time
+import functools, hashlib, io, json, math, os, pickle, random, struct, sys, tempfile, time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
@@ -500,18 +500,30 @@ def _hash_field(h, x):
         if t.is_meta: raise TypeError("data_fingerprint cannot hash a meta tensor: it holds no values")
         t = t.resolve_conj().resolve_neg().cpu().contiguous()
         h.update(f'{t.dtype}{tuple(t.shape)}'.encode()); h.update(t.reshape(-1).view(torch.uint8).numpy())
+    elif isinstance(x, np.ndarray) and x.dtype.names:                            # records holding objects: field by field
+        h.update(f'records{x.shape}['.encode())
+        for name in x.dtype.names: _hash_field(h, name); _hash_field(h, np.asarray(x[name]))
+        h.update(b']')
     elif isinstance(x, np.ndarray):                                                # strings or objects: each item, in order
         h.update(f'ndarray{x.dtype.kind}{x.shape}['.encode())
-        for item in x.reshape(-1): _hash_field(h, item)
+        for item in np.asarray(x).reshape(-1): _hash_field(h, item)                 # (a np.matrix stays 2-d when reshaped)
         h.update(b']')
     elif isinstance(x, (list, tuple)):
         h.update(f'{type(x).__name__}{len(x)}['.encode())
-        for item in x: _hash_field(h, item)
+        if x and all(type(v) is float for v in x): h.update(_packed_numbers(x, 'd', b'torch.float64()'))   # long lists of numbers: the bytes
+        elif x and all(type(v) is int and -2**63 <= v < 2**63 for v in x): h.update(_packed_numbers(x, 'q', b'torch.int64()'))   # one by one would give
+        else:
+            for item in x: _hash_field(h, item)
         h.update(b']')
-    elif isinstance(x, (set, frozenset, dict)):                                    # no order of their own: their items' digests, sorted
-        pairs = x.items() if isinstance(x, dict) else ((k, None) for k in x)
+    elif isinstance(x, (set, frozenset)):                                          # no order of their own: their items' digests, sorted
         h.update(f'{type(x).__name__}{len(x)}['.encode())
-        for key_digest, value_digest in sorted((_field_digest(k), _field_digest(v)) for k, v in pairs): h.update(f'{key_digest}{value_digest}'.encode())
+        for digest in sorted(map(_field_digest, x)): h.update(digest.encode())
+        h.update(b']')
+    elif isinstance(x, dict):                                                      # in the order of their keys' digests
+        keyed = sorted(((_field_digest(k), v) for k, v in x.items()), key=lambda kv: kv[0])
+        if len({k for k, _ in keyed}) < len(keyed): keyed = sorted((k, _field_digest(v)) for k, v in keyed)   # keys alike in content: their values decide the order
+        h.update(f'dict{len(x)}['.encode())
+        for key_digest, value in keyed: h.update(key_digest.encode()); _hash_field(h, value)
         h.update(b']')
     elif _is_pandas(x, 'DataFrame'):                                               # its values, not how pandas stores them
         h.update(f'DataFrame{x.shape}['.encode()); _hash_field(h, list(x.columns)); _hash_field(h, x.index.to_numpy())
@@ -538,10 +550,18 @@ def _hash_field(h, x):
                             "a fingerprint() method that returns a string naming its contents") from None
         h.update(f'pickle:{type(x).__qualname__}:'.encode()); h.update(buffer.getvalue())
 
+def _packed_numbers(numbers, code:str, prefix:bytes) -> bytes: # what `_hash_field` feeds for each Python number, for all of them at once
+    packed = struct.pack(f'={len(numbers)}{code}', *numbers)
+    return b''.join(prefix + packed[i:i + 8] for i in range(0, len(packed), 8))
+
 def _is_pandas(x, name:str) -> bool: return 'pandas' in sys.modules and isinstance(x, getattr(sys.modules['pandas'], name))
 
 def _field_digest(x) -> str: # SHA-256 of `_hash_field(x)` alone
     h = hashlib.sha256(); _hash_field(h, x); return h.hexdigest()
+
+@functools.lru_cache(maxsize=None)
+def _cached_properties(cls:type) -> frozenset: # the names of a class's `functools.cached_property` attributes
+    return frozenset(name for c in cls.__mro__ for name, v in vars(c).items() if isinstance(v, functools.cached_property))
 
 class _ContentPickler(pickle.Pickler):
     "A pickle of `top` for hashing: what `_hash_field` reads by content (tensors, arrays, NumPy scalars, sets, dicts, pandas' frames and series, strings...) goes in by its `_field_digest` (a tensor's plain pickle holds its storage's address and all of its storage; a set's or a dict's, an order that can change with the process)"
@@ -549,6 +569,12 @@ class _ContentPickler(pickle.Pickler):
         super().__init__(file, protocol=4)
         self.top = top     # pickled itself: its contents go by digest
         self.fast = True   # no memo (on the instance: the C pickler reads it there): an object met twice is written twice, so one shared string and two equal strings hash alike
+    def reducer_override(self, obj):   # a record's cached properties (filled by reading it, or not yet) are not its contents
+        cached = _cached_properties(type(obj))
+        if not cached or not isinstance(getattr(obj, '__dict__', None), dict) or not cached & obj.__dict__.keys(): return NotImplemented
+        reduced = obj.__reduce_ex__(4)
+        if not (isinstance(reduced, tuple) and len(reduced) >= 3 and isinstance(reduced[2], dict)): return NotImplemented
+        return (*reduced[:2], {k: v for k, v in reduced[2].items() if k not in cached}, *reduced[3:])
     def persistent_id(self, obj):
         if obj is self.top: return None
         by_content = isinstance(obj, (torch.Tensor, np.ndarray, np.generic, set, frozenset, dict, str, bytes)) or _is_pandas(obj, 'DataFrame') or _is_pandas(obj, 'Series')
@@ -576,7 +602,8 @@ def data_fingerprint(dls:DataLoaders,
                 for field in item: _hash_field(h, field)
         elif isinstance(ds, (list, tuple)):
             for item in ds: _hash_field(h, item)                                     # each item framed: (1, 2), (3, 4) is not (1,), (2, 3, 4)
-        elif not legacy and getattr(ds, 'items', None) is not None and not callable(ds.items):
+        elif not legacy and (isinstance(ds, FilteredBase) or isinstance(getattr(ds, 'items', None), (list, tuple, np.ndarray, torch.Tensor))
+                             or _is_pandas(getattr(ds, 'items', None), 'DataFrame') or _is_pandas(getattr(ds, 'items', None), 'Series')):
             _hash_field(h, ds.items)   # what each item is made from: a fastai Datasets' file names or rows, a set's own list
     return h.hexdigest()
 
