@@ -563,7 +563,7 @@ def uses_implicit_votes(layer:nn.Module, n_out:int, constants:dict|None=None) ->
 
 # %% ../nbs/01_routing.ipynb #877acf3d
 def plot_route_timings(rows:list, # measured rows (`read_route_timings`)
-                       constants:dict=ROUTE_COSTS_NS, # the estimate's constants drawn as lines
+                       constants:dict|None=None, # the estimate's constants drawn as lines (`route_costs`'s default: `ROUTE_COSTS_NS`)
                       ):
     "Both routes' measured time and peak-memory ratios (points) against `route_costs`'s estimate (lines), by vote entries per feature"
     import matplotlib.pyplot as plt

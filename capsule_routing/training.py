@@ -510,8 +510,8 @@ def _hash_field(h, x):
         h.update(b']')
     elif isinstance(x, (list, tuple)):
         h.update(f'{type(x).__name__}{len(x)}['.encode())
-        if x and all(type(v) is float for v in x): h.update(_packed_numbers(x, 'd', b'torch.float64()'))   # long lists of numbers: the bytes
-        elif x and all(type(v) is int and -2**63 <= v < 2**63 for v in x): h.update(_packed_numbers(x, 'q', b'torch.int64()'))   # one by one would give
+        if x and all(type(v) is float for v in x): h.update(_packed_numbers(x, float))   # long lists of numbers: the bytes
+        elif x and all(type(v) is int and -2**63 <= v < 2**63 for v in x): h.update(_packed_numbers(x, int))   # one by one would give
         else:
             for item in x: _hash_field(h, item)
         h.update(b']')
@@ -534,10 +534,9 @@ def _hash_field(h, x):
     elif isinstance(x, (str, bytes)):
         data = x.encode('utf-8', 'surrogatepass') if isinstance(x, str) else bytes(x)
         h.update(f'{type(x).__name__}{len(data)}:'.encode()); h.update(data)
-    elif isinstance(x, (bool, float, complex)) or (isinstance(x, int) and -2**63 <= x < 2**63):   # as the 0-d tensor would be, without making it
-        kind = 'bool' if isinstance(x, bool) else 'int64' if isinstance(x, int) else 'float64' if isinstance(x, float) else 'complex128'   # every digit, whatever the default dtype
-        h.update(f'torch.{kind}()'.encode())
-        h.update(struct.pack({'bool': '=?', 'int64': '=q', 'float64': '=d'}[kind], x) if kind != 'complex128' else struct.pack('=dd', x.real, x.imag))
+    elif isinstance(x, (bool, float)) or (isinstance(x, int) and -2**63 <= x < 2**63):   # as the 0-d tensor would be, without making it
+        h.update(_packed_numbers([x], bool if isinstance(x, bool) else int if isinstance(x, int) else float))
+    elif isinstance(x, complex): h.update(b'torch.complex128()' + struct.pack('=dd', x.real, x.imag))
     elif x is None or isinstance(x, int): h.update(f'{type(x).__name__}:{x!r};'.encode())   # None, an int beyond int64
     elif 'PIL.Image' in sys.modules and isinstance(x, sys.modules['PIL.Image'].Image):   # its pixels, not its file's metadata
         h.update(f'PIL.Image{x.mode}{x.size}:'.encode()); h.update(x.tobytes())
@@ -550,11 +549,15 @@ def _hash_field(h, x):
                             "a fingerprint() method that returns a string naming its contents") from None
         h.update(f'pickle:{type(x).__qualname__}:'.encode()); h.update(buffer.getvalue())
 
-def _packed_numbers(numbers, code:str, prefix:bytes) -> bytes: # what `_hash_field` feeds for each Python number, for all of them at once
-    packed = struct.pack(f'={len(numbers)}{code}', *numbers)
-    return b''.join(prefix + packed[i:i + 8] for i in range(0, len(packed), 8))
+_NUMBER_BYTES = {bool: ('?', b'torch.bool()'), int: ('q', b'torch.int64()'), float: ('d', b'torch.float64()')}   # struct's code; the 0-d tensor's dtype name (float64: every digit, whatever the default dtype)
 
-def _is_pandas(x, name:str) -> bool: return 'pandas' in sys.modules and isinstance(x, getattr(sys.modules['pandas'], name))
+def _packed_numbers(numbers, kind:type) -> bytes: # what `_hash_field` feeds for each Python number of `kind` (its 0-d tensor's dtype and bytes), for all of them at once
+    code, prefix = _NUMBER_BYTES[kind]
+    packed, size = struct.pack(f'={len(numbers)}{code}', *numbers), struct.calcsize(f'={code}')
+    return b''.join(prefix + packed[i:i + size] for i in range(0, len(packed), size))
+
+def _is_pandas(x, *names:str) -> bool: # whether `x` is one of pandas' `names` (without importing pandas)
+    return 'pandas' in sys.modules and isinstance(x, tuple(getattr(sys.modules['pandas'], name) for name in names))
 
 def _field_digest(x) -> str: # SHA-256 of `_hash_field(x)` alone
     h = hashlib.sha256(); _hash_field(h, x); return h.hexdigest()
@@ -577,7 +580,7 @@ class _ContentPickler(pickle.Pickler):
         return (*reduced[:2], {k: v for k, v in reduced[2].items() if k not in cached}, *reduced[3:])
     def persistent_id(self, obj):
         if obj is self.top: return None
-        by_content = isinstance(obj, (torch.Tensor, np.ndarray, np.generic, set, frozenset, dict, str, bytes)) or _is_pandas(obj, 'DataFrame') or _is_pandas(obj, 'Series')
+        by_content = isinstance(obj, (torch.Tensor, np.ndarray, np.generic, set, frozenset, dict, str, bytes)) or _is_pandas(obj, 'DataFrame', 'Series')
         return _field_digest(obj) if by_content else None   # an object's own __dict__ too: its attributes in any order
 
 DATA_HASH_VERSION = 3   # what a checkpoint's fingerprint read: 3, each item by content (2026-11-27 05:00 UTC on); stop 30's say data_contents, older ones nothing
@@ -602,8 +605,8 @@ def data_fingerprint(dls:DataLoaders,
                 for field in item: _hash_field(h, field)
         elif isinstance(ds, (list, tuple)):
             for item in ds: _hash_field(h, item)                                     # each item framed: (1, 2), (3, 4) is not (1,), (2, 3, 4)
-        elif not legacy and (isinstance(ds, FilteredBase) or isinstance(getattr(ds, 'items', None), (list, tuple, np.ndarray, torch.Tensor))
-                             or _is_pandas(getattr(ds, 'items', None), 'DataFrame') or _is_pandas(getattr(ds, 'items', None), 'Series')):
+        elif not legacy and (isinstance(ds, FilteredBase) or isinstance(items := getattr(ds, 'items', None), (list, tuple, np.ndarray, torch.Tensor))
+                             or _is_pandas(items, 'DataFrame', 'Series')):
             _hash_field(h, ds.items)   # what each item is made from: a fastai Datasets' file names or rows, a set's own list
     return h.hexdigest()
 
