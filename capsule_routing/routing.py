@@ -16,9 +16,9 @@ __all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'ROUTE_COSTS_N
            'Workspace', 'first_order_only', 'SqDistance', 'UseWeightedMoments', 'VotesGrad', 'Routing', 'n_out_asked',
            'votes_in_one_product', 'SharedVotes', 'pose_pairs', 'implicit_vote_features', 'vote_column_products',
            'implicit_e_step', 'implicit_moments', 'route_with_implicit_votes', 'in_float64', 'read_route_timings',
-           'route_cost_terms', 'fit_route_costs', 'route_costs', 'uses_implicit_votes', 'plot_route_timings',
-           'float32_if_half', 'under_autocast', 'routed_in_float32', 'routes_in_float32', 'compute_votes_unrolled',
-           'compiled_equations']
+           'route_cost_terms', 'fit_route_costs', 'route_costs', 'uses_implicit_votes', 'picks_slower',
+           'plot_route_timings', 'float32_if_half', 'under_autocast', 'routed_in_float32', 'routes_in_float32',
+           'compute_votes_unrolled', 'compiled_equations']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -560,6 +560,19 @@ def uses_implicit_votes(layer:nn.Module, n_out:int, constants:dict|None=None) ->
     if not (layer.implicit_votes and layer.n_inp == -1 and layer.p_model == 'gaussian'): return False
     without_votes, with_votes = route_costs(layer.d_cov, layer.d_inp, layer.d_out, n_out, constants)
     return without_votes < with_votes
+
+# %% ../nbs/01_routing.ipynb #28554d1d
+def picks_slower(rows:list, # measured rows (`read_route_timings`)
+                 constants:dict|None=None, # `route_costs`'s constants (default `ROUTE_COSTS_NS`)
+                 without_votes=None, # or any choice of route, `without_votes(row) -> bool`, in place of the estimate's
+                ) -> list: # (sweep, outputs, measured time without votes / with votes) for each row where the choice was the slower route
+    "The measured rows where `route_costs`'s estimate with `constants` (or the choice `without_votes`) picks the slower route"
+    def estimate(r):
+        cost_without, cost_with = route_costs(r['d_cov'], r['d_inp'], r['d_out'], r['n_out'], constants)
+        return cost_without < cost_with
+    without_votes = estimate if without_votes is None else without_votes
+    return [(r['sweep'], r['n_out'], round(r['implicit_s'] / r['formed_s'], 2)) for r in rows if without_votes(r) != (r['implicit_s'] < r['formed_s'])]
+
 
 # %% ../nbs/01_routing.ipynb #877acf3d
 def plot_route_timings(rows:list, # measured rows (`read_route_timings`)
