@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_training.ipynb #965c3f80
 from __future__ import annotations
-import functools, hashlib, io, json, math, os, pickle, random, struct, sys, tempfile, time
+import contextvars, functools, hashlib, io, json, math, os, pickle, random, struct, sys, tempfile, time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
@@ -486,8 +486,24 @@ def _dtype_name(dtype:np.dtype) -> str: # torch's name where torch has the dtype
     try: return str(torch.from_numpy(np.empty(0, dtype)).dtype)
     except TypeError: return f'numpy.{dtype.str}'
 
+class _Shared:   # what `data_fingerprint` has met so far: every container it hashed, held (so that no id is reused meanwhile), and of those met again, what they fed the hash and their digest
+    def __init__(self): self.held, self.fed, self.digests = {}, {}, {}
+
+_SHARED = contextvars.ContextVar('_SHARED', default=None)   # a `_Shared` while `data_fingerprint` runs
+_SHAREABLE = (list, tuple, dict, set, frozenset)   # what items share: a vocabulary, a class list (arrays and tensors hash at memory speed)
+
+class _Recording(list):   # a hash's `update`, kept: what a container feeds, to feed it again without reading it again
+    def update(self, data): self.append(bytes(data))
+
 def _hash_field(h, x):
     "Feed one field of a data set to the hash `h`, its type included: numbers and dates by dtype, shape and bytes (tensors without a copy where contiguous on the CPU), strings by their text, containers item by item, an image by its pixels, a data frame by its values, any other object by `_ContentPickler`"
+    shared = _SHARED.get()
+    if shared is None or not isinstance(x, _SHAREABLE): return _hash_value(h, x)
+    if id(x) not in shared.held: shared.held[id(x)] = x; return _hash_value(h, x)   # most are met once: nothing of theirs is copied
+    if id(x) not in shared.fed: recording = _Recording(); _hash_value(recording, x); shared.fed[id(x)] = b''.join(recording)
+    h.update(shared.fed[id(x)])   # the same bytes, read once more at most
+
+def _hash_value(h, x):   # `_hash_field` without the memory of shared containers
     if isinstance(x, np.str_): x = str(x)                                           # NumPy's strings are Python's
     elif isinstance(x, np.bytes_): x = bytes(x)
     elif isinstance(x, np.generic): x = np.asarray(x)                               # a NumPy scalar: as its 0-d array
@@ -560,7 +576,10 @@ def _is_pandas(x, *names:str) -> bool: # whether `x` is one of pandas' `names` (
     return 'pandas' in sys.modules and isinstance(x, tuple(getattr(sys.modules['pandas'], name) for name in names))
 
 def _field_digest(x) -> str: # SHA-256 of `_hash_field(x)` alone
-    h = hashlib.sha256(); _hash_field(h, x); return h.hexdigest()
+    shared = _SHARED.get()
+    if shared is None or not isinstance(x, _SHAREABLE): h = hashlib.sha256(); _hash_field(h, x); return h.hexdigest()
+    if id(x) not in shared.digests: h = hashlib.sha256(); _hash_field(h, x); shared.digests[id(x)] = h.hexdigest()   # held by now
+    return shared.digests[id(x)]   # a vocabulary many records hold, or each record's own __dict__: one digest
 
 @functools.lru_cache(maxsize=None)
 def _cached_properties(cls:type) -> frozenset: # the names of a class's `functools.cached_property` attributes
@@ -590,25 +609,28 @@ def data_fingerprint(dls:DataLoaders,
                      legacy:bool=False, # True: as stop 30's checkpoints read it (a list's items' fields run together; no `items`)
                     ) -> str:
     "SHA-256 of what a fit trains and validates on: each set's size and contents (a set's own `fingerprint()` where it has one; a TensorDataset's tensors; a list's items; else its `items` where it holds them, e.g. a fastai `Datasets`' file names; of any other set, its size alone)"
-    h = hashlib.sha256()
-    for dl in (dls.train, dls.valid):
-        ds = dl.dataset
-        h.update(str(len(ds)).encode())
-        if hasattr(ds, 'fingerprint'): h.update(ds.fingerprint().encode())
-        elif not contents:   # the labels alone: a TensorDataset's last tensor, a list's items' last field
-            if isinstance(ds, TensorDataset): h.update(ds.tensors[-1].cpu().numpy().tobytes())
-            elif isinstance(ds, (list, tuple)): h.update(np.asarray([np.asarray(item[-1]) for item in ds]).tobytes())
-        elif isinstance(ds, TensorDataset):
-            for t in ds.tensors: _hash_field(h, t)
-        elif isinstance(ds, (list, tuple)) and legacy:
-            for item in ds:
-                for field in item: _hash_field(h, field)
-        elif isinstance(ds, (list, tuple)):
-            for item in ds: _hash_field(h, item)                                     # each item framed: (1, 2), (3, 4) is not (1,), (2, 3, 4)
-        elif not legacy and (isinstance(ds, FilteredBase) or isinstance(items := getattr(ds, 'items', None), (list, tuple, np.ndarray, torch.Tensor))
-                             or _is_pandas(items, 'DataFrame', 'Series')):
-            _hash_field(h, ds.items)   # what each item is made from: a fastai Datasets' file names or rows, a set's own list
+    h, token = hashlib.sha256(), _SHARED.set(_Shared())   # a container many items share (a vocabulary) is read once
+    try:
+        for dl in (dls.train, dls.valid): _hash_data_set(h, dl.dataset, contents, legacy)
+    finally: _SHARED.reset(token)
     return h.hexdigest()
+
+def _hash_data_set(h, ds, contents:bool, legacy:bool):
+    h.update(str(len(ds)).encode())
+    if hasattr(ds, 'fingerprint'): h.update(ds.fingerprint().encode())
+    elif not contents:   # the labels alone: a TensorDataset's last tensor, a list's items' last field
+        if isinstance(ds, TensorDataset): h.update(ds.tensors[-1].cpu().numpy().tobytes())
+        elif isinstance(ds, (list, tuple)): h.update(np.asarray([np.asarray(item[-1]) for item in ds]).tobytes())
+    elif isinstance(ds, TensorDataset):
+        for t in ds.tensors: _hash_field(h, t)
+    elif isinstance(ds, (list, tuple)) and legacy:
+        for item in ds:
+            for field in item: _hash_field(h, field)
+    elif isinstance(ds, (list, tuple)):
+        for item in ds: _hash_field(h, item)                                     # each item framed: (1, 2), (3, 4) is not (1,), (2, 3, 4)
+    elif not legacy and (isinstance(ds, FilteredBase) or isinstance(items := getattr(ds, 'items', None), (list, tuple, np.ndarray, torch.Tensor))
+                         or _is_pandas(items, 'DataFrame', 'Series')):
+        _hash_field(h, ds.items)   # what each item is made from: a fastai Datasets' file names or rows, a set's own list
 
 class CheckpointCallback(Callback):
     "Save a resumable checkpoint after every epoch (`last.pth`), the best-by-validation weights (`best.pth`) and `history.csv`"
