@@ -4,7 +4,10 @@ read in full, every item hashed anew (as before 2026-11-27 06:30 UTC); both give
     python bench/fingerprint_shared.py
 
 Cases: 1,000 records (objects of the user's own), or tuples, holding one 10,000-word vocabulary; and, for the cost of
-remembering what was met where nothing is shared, 100,000 (str, int) tuples and 20,000 (100 floats, int) tuples."""
+remembering what was met where nothing is shared, 100,000 (str, int) tuples and 20,000 (100 floats, int) tuples.
+
+Measured 2026-11-27 06:36 UTC on the idle 2-core machine (read in full -> data_fingerprint): records 50.45 -> 0.54 s,
+tuples 49.96 -> 0.53 s, (str, int) 0.56 -> 0.65 s, (100 floats, int) 0.37 -> 0.38 s; the same digest in every case."""
 import hashlib, time, warnings
 from torch.utils.data import DataLoader
 warnings.filterwarnings('ignore', category=FutureWarning)   # fastai's import notes torch.jit.script's deprecation
