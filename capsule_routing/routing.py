@@ -573,7 +573,6 @@ def picks_slower(rows:list, # measured rows (`read_route_timings`)
     without_votes = estimate if without_votes is None else without_votes
     return [(r['sweep'], r['n_out'], round(r['implicit_s'] / r['formed_s'], 2)) for r in rows if without_votes(r) != (r['implicit_s'] < r['formed_s'])]
 
-
 # %% ../nbs/01_routing.ipynb #877acf3d
 def plot_route_timings(rows:list, # measured rows (`read_route_timings`)
                        constants:dict|None=None, # the estimate's constants drawn as lines (`route_costs`'s default: `ROUTE_COSTS_NS`)
