@@ -481,7 +481,7 @@ def ensemble_predictions(preds:list[pd.DataFrame], # predictions of the same sen
     if not preds: raise ValueError("needs at least one set of predictions")
     probs = [c for c in preds[0].columns if c[0] == 'p' and c[1:].isdigit()]
     for p in preds[1:]:
-        if not (p['index'].values == preds[0]['index'].values).all() or not (p.target.values == preds[0].target.values).all():
+        if not (np.array_equal(p['index'].values, preds[0]['index'].values) and np.array_equal(p.target.values, preds[0].target.values)):
             raise ValueError("the predictions are not of the same sentences in the same order")
     mean = sum(p[probs].values for p in preds) / len(preds)   # [n, C]
     return pd.DataFrame(dict(index=preds[0]['index'].values, target=preds[0].target.values, predicted=mean.argmax(1),
