@@ -703,6 +703,9 @@ class CheckpointCallback(Callback):
         self.learn.train_iter = ck['train_iter']
         self._restore_files_after(ck)
         set_rng_states(ck['rng'], self.dls)  # last: nothing above draws random numbers
+        last, n = ck['epoch'], self.n_epoch   # said once every check has passed: a refusal comes alone
+        print(f"resuming from {self.ckpt_dir/'last.pth'}: epoch {last} was the last completed; "
+              + (f"continuing with epoch {last + 1} (epochs are numbered 0 to {n - 1})" if last + 1 < n else f"all {n} epochs are done"))
 
     def before_epoch(self): self._epoch_start = time.time()
 
@@ -838,9 +841,7 @@ def fit_paper(learn:Learner, # from `capsule_learner`
         if (ckpt_dir/'last.pth').exists():
             ck = load_checkpoint(ckpt_dir/'last.pth')
             start = ck['epoch'] + 1
-            check_epochs(ck, n_epochs, ckpt_dir/'last.pth')
-            print(f"resuming from {ckpt_dir/'last.pth'}: epoch {ck['epoch']} was the last completed; "
-                  f"continuing with epoch {start} (epochs are numbered 0 to {n_epochs - 1})")
+            check_epochs(ck, n_epochs, ckpt_dir/'last.pth')   # `CheckpointCallback` says it resumes once it has checked the rest
         else: print(f"no checkpoint at {ckpt_dir/'last.pth'}: starting at epoch 0")
     if not isinstance(learn, CapsuleLearner) and start:
         raise ValueError(f"resuming needs a CapsuleLearner (from capsule_learner), got {type(learn).__name__}")
