@@ -20,7 +20,7 @@ __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAM
            'task_subset', 'n_classes', 'download_sst', 'check_mask', 'SSTCapsNet', 'rel_err', 'sst_caches',
            'sst_dataloaders', 'sst_model', 'distill_targets', 'save_teacher', 'load_teacher', 'teacher_names',
            'check_distill', 'logistic_baseline', 'sst_baseline', 'check_embed_args', 'sst_embed', 'train_sst',
-           'sst_cli', 'sst_main']
+           'sst_command_name', 'sst_cli', 'sst_main']
 
 # %% ../nbs/04_sst.ipynb #fe8f741c
 PTB_UNESCAPE = {'-LRB-': '(', '-RRB-': ')', '-LSB-': '[', '-RSB-': ']', '-LCB-': '{', '-RCB-': '}',
@@ -588,12 +588,16 @@ commands:
 
 `python -m capsule_routing.sst embed --help` and `... train --help` list each command's options."""
 
+def sst_command_name() -> str:
+    "How this command line was called, for its usage lines: the installed `capsule-routing-sst`, else `python -m capsule_routing.sst`"
+    return 'capsule-routing-sst' if Path(sys.argv[0]).name == 'capsule-routing-sst' else 'python -m capsule_routing.sst'
+
 def sst_cli(argv:list[str]|None=None): # the arguments (default: `sys.argv[1:]`)
     "`train ...` runs `train_sst`; `embed ...` or options alone run `sst_embed`; `--help` lists both commands"
-    argv = list(sys.argv[1:] if argv is None else argv)
-    func, prog = sst_embed, 'python -m capsule_routing.sst [embed]'
-    if argv[:1] in (['-h'], ['--help']): print(SST_CLI_HELP); raise SystemExit(0)
-    if argv[:1] == ['train']: func, prog, argv = train_sst, 'python -m capsule_routing.sst train', argv[1:]
+    argv, name = list(sys.argv[1:] if argv is None else argv), sst_command_name()
+    func, prog = sst_embed, f'{name} [embed]'
+    if argv[:1] in (['-h'], ['--help']): print(SST_CLI_HELP.replace('python -m capsule_routing.sst', name)); raise SystemExit(0)
+    if argv[:1] == ['train']: func, prog, argv = train_sst, f'{name} train', argv[1:]
     elif argv[:1] == ['embed']: argv = argv[1:]
     elif argv and not argv[0].startswith('-'):
         raise ValueError(f"unknown command {argv[0]!r}: the commands are 'embed' (the default) and 'train' (--help lists them)")
