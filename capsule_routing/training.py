@@ -252,7 +252,12 @@ class CapsuleMixUp(MixHandler):
             w = self.lam.to(t.dtype).view(B, *[1] * (t.ndim - 1))
             return torch.lerp(t[self.shuffle], t, w)
         self.learn.xb = tuple(mix(x) for x in self.xb)
-        if not self.stack_y: self.learn.yb = tuple(mix(y.float()) for y in self.yb)  # soft targets: mix them too
+        if not self.stack_y:   # soft targets (a loss without `y_int`): mix them too
+            if bad := [k for k, y in enumerate(self.yb) if not torch.is_floating_point(y)]:
+                raise ValueError(f"CapsuleMixUp: the loss {type(self.learn.loss_func).__name__} has no y_int, so the targets are mixed, but target "
+                                 f"{bad[0]} holds {self.yb[bad[0]].dtype} class indices, which cannot be mixed: give the loss `y_int = True` "
+                                 "(MixUp then mixes its per-sample losses) or give it probabilities as targets")
+            self.learn.yb = tuple(mix(y) for y in self.yb)
 
     def __repr__(self): return f"CapsuleMixUp(alpha={self.alpha})"
 
@@ -280,11 +285,15 @@ class WeightAverage(Callback):
         self._live = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         self.model.load_state_dict(self.averaged)
 
-    def after_validate(self): self._restore_live()
-    def after_fit(self): self._restore_live(); self._in_fit = False   # also after an exception inside validation
+    def after_validate(self): self._restore_live(self.model)
+    def after_fit(self): self.end_fit(self.model)
 
-    def _restore_live(self):
-        if self._live is not None: self.model.load_state_dict(self._live); self._live = None
+    def end_fit(self, model:nn.Module): # the model this callback averages
+        "Put the live weights back into `model` and end the fit: also after an exception, which skips fastai's `after_validate` and `after_fit` (`fit_paper` calls it then)"
+        self._restore_live(model); self._in_fit = False
+
+    def _restore_live(self, model):
+        if self._live is not None: model.load_state_dict(self._live); self._live = None
 
     def state(self) -> dict: return {'decay': self.decay, 'n_steps': self.n_steps, 'averaged': {k: v.detach().cpu() for k, v in self.averaged.items()}}
     def load_state(self, st:dict):
@@ -851,7 +860,10 @@ def fit_paper(learn:Learner, # from `capsule_learner`
     try:
         with quiet_learner(learn, not show_progress):
             learn.fit(n_epochs, cbs=[sched, ckpt] + list(cbs or []), start_epoch=start)
-    finally: learn.loss_func, learn.logger = loss_func, logger
+    finally:
+        learn.loss_func, learn.logger = loss_func, logger
+        for cb in [*learn.cbs, *(cbs or [])]:   # an exception inside validation leaves the averaged weights in the model
+            if isinstance(cb, WeightAverage): cb.end_fit(learn.model)
     learn.best_valid = {'monitor': monitor, 'value': ckpt.best, 'epoch': ckpt.best_epoch}
     learn.epoch_seconds = ckpt.epoch_times   # every epoch's wall time, those of interrupted processes included
     return learn
