@@ -3,11 +3,30 @@
 Cells tagged with a flag in settings.ini's `tst_flags` (`slow`, `cuda`) are skipped, unless the flag is
 passed with `--nbflags "slow cuda"`. Each notebook is one test item, so `pytest` prints `N passed, M failed`.
 """
-import os, sys
+import os, sys, tempfile
 from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parent
+
+SKIP_LOG = 'CAPSULE_ROUTING_SKIP_LOG'   # `shared_file` appends what it did not find (a notebook's output is not shown here)
+
+def pytest_configure(config):
+    if not hasattr(config, 'workerinput') and SKIP_LOG not in os.environ:   # the main process: xdist workers inherit the variable
+        fd, config._skip_log = tempfile.mkstemp(prefix='capsule_routing_skips_', suffix='.txt'); os.close(fd)
+        os.environ[SKIP_LOG] = config._skip_log
+
+def pytest_terminal_summary(terminalreporter, config):
+    "List the shared files that were not found, so that skipped checks are seen"
+    log = getattr(config, '_skip_log', None)
+    missing = sorted(set(Path(log).read_text().splitlines())) if log and Path(log).exists() else []
+    if missing:
+        terminalreporter.write_sep('-', f"{len(missing)} shared files not found: the checks that need them were skipped")
+        for line in missing: terminalreporter.write_line(line)
+
+def pytest_unconfigure(config):
+    if log := getattr(config, '_skip_log', None):
+        Path(log).unlink(missing_ok=True); os.environ.pop(SKIP_LOG, None)
 
 def pytest_addoption(parser):
     parser.addoption('--nbflags', default='', help='space-separated notebook test flags to run (e.g. "slow cuda")')
