@@ -56,7 +56,7 @@ def main():
         as_training_on(args.device, args.keep_subnormals)
         return print(json.dumps(measure(args.child_routing, args.child_shape, args.device, args.repeats, args.child_formed)))
     threads = torch.get_num_threads()
-    lines = [f"Forward + backward, 3 iterations, float32, median of {args.repeats} after a warm-up (shapes: batch x inputs "
+    lines = [f"Forward + backward, 3 iterations, float32 inputs, median of {args.repeats} after a warm-up (shapes: batch x inputs "
              "[capsule] -> outputs [capsule], * a variable number of inputs; peak memory growth in MiB; time and memory also "
              f"relative to Heinsen's `Routing` as it routes by default; votes: whether the layer forms them, by its own rule or "
              f"forced); torch {torch.__version__}, {platform.processor() or platform.machine()}, "

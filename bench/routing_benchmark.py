@@ -141,7 +141,7 @@ def main():
     if args.threads: torch.set_num_threads(args.threads)
     if args.child_impl: return child(args)
     threads = torch.get_num_threads()
-    lines = [f"Forward + backward, 3 routing iterations, float32, median of {args.repeats} after a warm-up "
+    lines = [f"Forward + backward, 3 routing iterations, float32 inputs, median of {args.repeats} after a warm-up "
              "(shapes: batch x inputs [capsule] -> outputs [capsule], * a variable number of inputs; peak memory growth in MiB; "
              "last column: largest relative difference of outputs and gradients, float64, batch 4); "
              f"torch {torch.__version__}, {platform.processor() or platform.machine()}, {threads} thread{'s' if threads != 1 else ''}, "
