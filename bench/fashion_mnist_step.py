@@ -35,6 +35,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--threads', type=int, default=2); p.add_argument('--warmup', type=int, default=3)
     p.add_argument('--steps', type=int, default=20); p.add_argument('--out', default=None)
+    p.add_argument('--configs', nargs='*', type=int, default=None, help=f'indices into CONFIGS to measure (default: all {len(CONFIGS)})')
     p.add_argument('--child', default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
     torch.set_num_threads(args.threads)
@@ -44,7 +45,7 @@ def main():
              f'median of {args.steps} steps after {args.warmup}.', '',
              '| parts | routing iterations | model | votes | step | 2,750 steps (an epoch of 55,000 images) |', '|---|---|---|---|---|---|']
     print('\n'.join(lines), flush=True)
-    for cfg in CONFIGS:
+    for cfg in [CONFIGS[i] for i in args.configs] if args.configs is not None else CONFIGS:
         cmd = [sys.executable, __file__, '--child', json.dumps(cfg), '--threads', str(args.threads),
                '--warmup', str(args.warmup), '--steps', str(args.steps)]
         seconds = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])

@@ -192,7 +192,7 @@ def cache_summary(data:str|Path, # SST tree files
 def collect_sst_results(runs:str='runs', # folder of run folders
                         dest:str='results/sst', # the committed results folder
                         pattern:str='sst*_minilm_e3_s*', # which run folders
-                        baseline:str='runs/baseline_minilm.json', # the baseline's results (copied under its own name when it exists)
+                        baseline:str='runs/baseline_minilm.json', # the baseline's results (copied under its own name when it exists; 'none': no baseline)
                         weights_seed:int=0, # runs of this seed also get `model.pt`
                         cache_dir:str=None, # parent folder of the embedding caches
                         dev:bool=True, # `--no-dev`: skip the dev predictions (by default they are written and checked too)
@@ -217,7 +217,7 @@ def collect_sst_results(runs:str='runs', # folder of run folders
         collect_run(run, dest, weights=cfg['seed'] == weights_seed)
         print(f"{run.name}: test accuracy {res['accuracy']:.6f} (results.json {res['recorded_accuracy']:.6f}), {res['n']} sentences")
         done.append(res); data_of[cfg['transformer']] = cfg['data']
-    if Path(baseline).exists(): shutil.copyfile(baseline, dest/Path(baseline).name)
+    if baseline != 'none' and Path(baseline).exists(): shutil.copyfile(baseline, dest/Path(baseline).name)
     for transformer, data in data_of.items():   # one cache summary per transformer, so collecting one never overwrites another's
         caches = cache_summary(data, transformer, cache_dir)
         (dest/f'embedding_caches_{transformer_label(transformer)}.json').write_text(json.dumps(dict(transformer=transformer, caches=caches), indent=1))

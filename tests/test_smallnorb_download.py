@@ -78,9 +78,11 @@ def test_resume_from_existing_part(mirror, tmp_path):
 
 def test_complete_part_gets_416_and_is_used(mirror, tmp_path):
     files, sums, raw = mirror
-    (tmp_path/(DAT + '.gz.part')).write_bytes(files[DAT + '.gz'])
+    whole = files[DAT + '.gz']
+    (tmp_path/(DAT + '.gz.part')).write_bytes(whole)
     with serve_bytes(files) as (url, log):
         download_smallnorb(tmp_path, 'train', base_url=url, checksums=sums, show_progress=False)
+    assert [entry for entry in log if entry[0] == DAT + '.gz'] == [(DAT + '.gz', f'bytes={len(whole)}-')]   # one request, answered 416: nothing fetched again
     assert (tmp_path/DAT).read_bytes() == raw['dat']
 
 def test_corrupted_download(mirror, tmp_path):

@@ -9,7 +9,7 @@ rearranged sums, clamped at zero where float32 rounding makes them negative. The
     python tools/fashion_mnist_em_formed.py --collect                      # -> results/fashion_em_formed/
 A finished run is not trained again; an interrupted one continues from its last epoch.
 """
-import argparse
+import argparse, os
 from pathlib import Path
 from capsule_routing.training import train_main
 from capsule_routing.vision import fashion_mnist_dataloaders, fashion_mnist_capsnet
@@ -37,7 +37,9 @@ def collect(): collect_runs(RUNS, RESULTS, [f'em_formed_s{seed}' for seed in ran
 if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('--seed', type=int, default=0)
-    p.add_argument('--data', default='../shared/data/fashion-mnist')
+    p.add_argument('--data', default=None, help='the Fashion-MNIST folder (default: ../shared/data/fashion-mnist beside the repository)')
     p.add_argument('--collect', action='store_true', help='copy the finished runs\' small files into results/fashion_em_formed')
     args = p.parse_args()
-    collect() if args.collect else train(args.seed, args.data)
+    data = os.path.abspath(args.data) if args.data else None   # a path given is the caller's, from where they are
+    os.chdir(Path(__file__).resolve().parents[1])   # runs/ and results/ of the repository, from wherever it is called (as the .sh scripts do)
+    collect() if args.collect else train(args.seed, os.path.relpath(data) if data else '../shared/data/fashion-mnist')

@@ -18,7 +18,8 @@ run() {  # ROUTING LOSS SEED
     --n_iters 2 --routing $1 --loss $2 --seed $3 --cpu --quiet --resume > runs/fashion_losses/$name.log 2>&1
 }
 lane() { for job in "$@"; do run $job; done; }
-lane "em spread 0" "em spread 1" "em spread 2" &
-lane "dynamic margin 0" "dynamic margin 1" "dynamic margin 2" &
-wait
+lane "em spread 0" "em spread 1" "em spread 2" & first=$!
+lane "dynamic margin 0" "dynamic margin 1" "dynamic margin 2" & second=$!
+failed=0; wait $first || failed=1; wait $second || failed=1   # (a plain `wait` returns 0 whatever the lanes did)
+[ $failed = 0 ] || { echo "a run failed: its log is in runs/fashion_losses/"; exit 1; }
 python tools/collect_runs.py runs/fashion_losses results/fashion_losses {em_spread,dynamic_margin}_s{0,1,2}

@@ -16,7 +16,8 @@ run() {  # ROUTING SEED
     --n_iters 2 --routing $1 --seed $2 --cpu --quiet --resume > runs/fashion_lineage/$1_s$2.log 2>&1
 }
 lane() { for job in "$@"; do run $job; done; }
-lane "heinsen 0" "em 0" "heinsen 1" "em 1" "heinsen 2" "em 2" &
-lane "dynamic 0" "inverted 0" "dynamic 1" "inverted 1" "dynamic 2" "inverted 2" &
-wait
+lane "heinsen 0" "em 0" "heinsen 1" "em 1" "heinsen 2" "em 2" & first=$!
+lane "dynamic 0" "inverted 0" "dynamic 1" "inverted 1" "dynamic 2" "inverted 2" & second=$!
+failed=0; wait $first || failed=1; wait $second || failed=1   # (a plain `wait` returns 0 whatever the lanes did)
+[ $failed = 0 ] || { echo "a run failed: its log is in runs/fashion_lineage/"; exit 1; }
 python tools/collect_runs.py runs/fashion_lineage results/fashion_lineage {heinsen,dynamic,em,inverted}_s{0,1,2}

@@ -29,7 +29,7 @@ RUNS = {
     'lineage_benchmark.py': (['--shapes', 'sst_1', '--threads', '2'], '| sst_1'),
     'implicit_votes_crossover.py': (['--sweeps', 'matrix_4x4', '--n_outs', '2', '--repeats', '1'], '| matrix_4x4 |'),
     'smallnorb_benchmark.py': (['--device', 'cpu', '--warmup', '1', '--steps', '1'], '| training step, batch 20 |'),
-    'fashion_mnist_step.py': (['--child', '[16, 2, false, true]', '--warmup', '0', '--steps', '1'], ''),
+    'fashion_mnist_step.py': (['--configs', '1', '--warmup', '0', '--steps', '1'], '| 16 | 2 | eager | implicit |'),
     'clamp_count.py': (['heinsen', 'em', '--data', str(SHARED/'data'/'fashion-mnist'), '--steps', '5'], 'variances clamped from below zero'),
     'ab_dynamic_scores.py': (['sst_1'], 'sst_1 new median'),
     'ab_moments_backward.py': (['sst_1'], 'sst_1 new median'),

