@@ -433,7 +433,8 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
     tf = _as_transformer(transformer)
     folder, key = _folder_and_key(texts, tf, cache_dir)
     if EmbeddingCache.is_valid(folder, key): return EmbeddingCache(folder, key)
-    folder.parent.mkdir(parents=True, exist_ok=True)
+    try: folder.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e: raise ValueError(f"--cache_dir {folder.parent} cannot be created ({e.strerror or e}): choose another") from e
     with exclusive_lock(folder, f"waiting for another process building {folder} ..."):
         if not EmbeddingCache.is_valid(folder, key):                   # (the process we waited for may have built it)
             _build(texts, tf, folder, key, shard_size, max_tokens, max_bs, progress)

@@ -42,6 +42,8 @@ def run_settings(run:str|Path, # a run folder holding results.json
     path = Path(run)/'results.json'
     if not path.exists(): raise FileNotFoundError(f"{path} does not exist: is the run finished?")
     recorded = json.loads(path.read_text())
+    if 'task' not in recorded and 'task' not in recorded.get('settings', {}):   # train_sst records the task from its first write; other commands never do
+        raise ValueError(f"{Path(run)} is not an SST run: its results.json records no task (e.g. a smallNORB or Fashion-MNIST run)")
     missing = [k for k in FINISHED_KEYS if k not in recorded]
     if finished and missing:
         raise ValueError(f"{Path(run)} is not finished: its results.json lacks {', '.join(missing)}, which training "
@@ -195,7 +197,7 @@ def collect_sst_results(runs:str='runs', # folder of run folders
                         baseline:str='runs/baseline_minilm.json', # the baseline's results (copied under its own name when it exists; 'none': no baseline)
                         weights_seed:int=0, # runs of this seed also get `model.pt`
                         cache_dir:str=None, # parent folder of the embedding caches
-                        dev:bool=True, # `--no-dev`: skip the dev predictions (by default they are written and checked too)
+                        dev:bool=True, # write and check the dev predictions too (`--no-dev`: skip them)
                        ) -> list[dict]:
     "Test (and dev) predictions and the small files of every finished run, the baseline, test sentences and cache sizes, into `dest`"
     if not Path(runs).exists(): raise FileNotFoundError(f"--runs {runs}: no such folder")

@@ -473,11 +473,15 @@ def check_run_settings(saved:dict|None, # the settings a checkpoint recorded (No
                       ):
     "Refuse to continue a run with other settings (seed, batch size, data split...): validation and training would change halfway"
     if saved is None or this is None: return
+    only_saved, only_this = sorted(set(saved) - set(this)), sorted(set(this) - set(saved))
+    if only_saved and only_this:   # settings of two different commands: no setting of this fit's can match
+        raise ValueError(f"the checkpoint's run recorded settings this fit has not ({', '.join(only_saved)}) and lacks some it has "
+                         f"({', '.join(only_this)}): the folder holds another kind of run; give this one a folder of its own (--out)")
     for k in sorted(set(saved) | set(this)):
         if k not in saved or k not in this:
             raise ValueError(f"the checkpoint's run {'recorded' if k in saved else 'did not record'} the setting {k} "
-                             f"({saved.get(k, this.get(k))!r}), this fit {'does not' if k in saved else 'does'}: "
-                             "is the folder another kind of run? resume with the settings the run used")
+                             f"({saved.get(k, this.get(k))!r}), this fit {'does not' if k in saved else 'does'}: the folder holds "
+                             "another kind of run, or one from before that setting was recorded; give this one a folder of its own (--out)")
         if saved[k] != this[k]:
             raise ValueError(f"the checkpoint's {k} {saved[k]!r} differs from this fit's {this[k]!r} (--{k}): "
                              "resume with the settings the run used")
@@ -934,7 +938,7 @@ RUN_FILES = ('best.pth', 'history.csv', 'results.json')   # what a run writes be
 def check_out_folder(out:str|Path, # the folder a run writes (last.pth, best.pth, history.csv, results.json)
                      resume:bool=False, # whether the command continues the run in it
                     ) -> Path:
-    "`out` as a Path, created and written to once; refused before any data is read when it is a file, holds something and `resume` is not set, holds a run without its last.pth, or cannot be written"
+    "`out` as a Path, written to once; refused before any data is read when it is a file, holds something and `resume` is not set, holds a run without its last.pth, or cannot be written"
     out = Path(out)
     cannot_write = lambda e: ValueError(f"--out {out} cannot be written ({e.strerror or e}): choose another --out")
     try: out.exists()   # a name too long for the file system fails already here
@@ -951,8 +955,10 @@ def check_out_folder(out:str|Path, # the folder a run writes (last.pth, best.pth
         raise FileExistsError(f"--out {out} holds a run ({', '.join(found)}) but no last.pth to resume it from: "
                               "choose another --out, or move those files away to train it again")
     try:   # now, not after the first epoch
+        created = not out.exists()
         out.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=out, prefix='.write-probe.', suffix='.tmp'); os.close(fd); os.remove(probe)
+        if created: out.rmdir()   # the run makes it again when it first writes: a command refused later leaves no empty folder
     except OSError as e: raise cannot_write(e) from e
     return out
 
@@ -1069,7 +1075,8 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], 'loss_func': LOSSES[loss](), **(learner_kwargs or {})}
     learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
     print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
-    for name, text in (run_files or {}).items(): (out/name).write_text(text)   # only now: a command that failed earlier leaves none
+    out.mkdir(parents=True, exist_ok=True)   # only now (`check_out_folder` removed a folder it made): a command that failed earlier leaves none
+    for name, text in (run_files or {}).items(): (out/name).write_text(text)   # likewise
     t0 = time.time()
     try:
         fit_paper(learn, epochs, lr_max=lr_max, lr_min=lr_min, ckpt_dir=out, resume=resume, monitor=monitor,
