@@ -45,23 +45,21 @@ def main():
     scripts = sorted(p.name for p in (ROOT/'bench').glob('*.py'))
     unlisted = [s for s in scripts if s not in RUNS and s not in NOT_RUN]
     failed = [f'{s}: neither run nor listed as not run here' for s in unlisted]
-    tmp = tempfile.TemporaryDirectory(prefix='smoke-cache-')
-    cache = tiny_cache(tmp.name)
     print('| script | status | seconds |\n|---|---|---|')
-    for name, (args, expect) in RUNS.items():
-        t0 = time.time()
-        args = [cache if a == 'CACHE' else a for a in args]
-        try:
-            p = subprocess.run([sys.executable, str(ROOT/'bench'/name), *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
-            ok, why = p.returncode == 0 and expect in p.stdout, f'exit status {p.returncode}'
-            if p.returncode == 0 and expect not in p.stdout: why = f'output lacks {expect!r}'
-        except subprocess.TimeoutExpired: ok, why, p = False, 'over 600 s', None
-        print(f'| {name} | {"ran" if ok else "FAILED: " + why} | {time.time() - t0:.0f} |', flush=True)
-        if not ok:
-            failed.append(name)
-            if p is not None: print('\n'.join((p.stdout + p.stderr).splitlines()[-15:]))
+    with tempfile.TemporaryDirectory(prefix='smoke-cache-') as tmp:
+        cache = tiny_cache(tmp)
+        for name, (args, expect) in RUNS.items():
+            t0 = time.time()
+            args = [cache if a == 'CACHE' else a for a in args]
+            try:
+                p = subprocess.run([sys.executable, str(ROOT/'bench'/name), *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                why = f'exit status {p.returncode}' if p.returncode else None if expect in p.stdout else f'output lacks {expect!r}'
+            except subprocess.TimeoutExpired: why, p = 'over 600 s', None
+            print(f'| {name} | {"FAILED: " + why if why else "ran"} | {time.time() - t0:.0f} |', flush=True)
+            if why:
+                failed.append(name)
+                if p is not None: print('\n'.join((p.stdout + p.stderr).splitlines()[-15:]))
     for name, why in NOT_RUN.items(): print(f'| {name} | not run: {why} | |')
-    tmp.cleanup()
     for f in failed: print('failed:', f)
     sys.exit(1 if failed else 0)
 
