@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
-from .core import open_maybe_gzip, check_positive_ints, check_seed, is_int
+from .core import open_maybe_gzip, check_positive_ints, check_seed, is_int, name_python_m_command
 from .downloads import check_checksum, download_file, download_for_command_line
 
 # %% auto #0
@@ -367,6 +367,7 @@ def max_relative_error(got:torch.Tensor, want:torch.Tensor) -> float:
 
 # %% ../nbs/03_smallnorb.ipynb #07aa0799
 from fastcore.script import call_parse
+name_python_m_command(globals())   # `python -m capsule_routing.smallnorb --help` says so
 
 @call_parse
 def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or .gz (see `download_smallnorb`)

@@ -25,7 +25,7 @@ from fastai.learner import AvgSmoothLoss, Learner, Recorder
 from fastai.optimizer import OptimWrapper, RAdam
 from fastai.torch_core import set_seed
 from torch.utils.data import TensorDataset
-from .core import default_device, check_positive_ints, check_seed
+from .core import default_device, check_positive_ints, check_seed, name_python_m_command
 from .routing import float32_if_half   # half-precision scores to float32 for a stable log-softmax
 
 # %% auto #0
@@ -1103,6 +1103,7 @@ def _synthetic_dls_fn(data, bs=20, device=None):
     dls = synthetic_dls(bs=bs, device=device)
     return dls, DataLoader(list(zip(*synthetic_textures(60, seed=99))), bs=bs, device=device)
 
+name_python_m_command(globals())   # `python -m capsule_routing.training --help` says so
 @call_parse
 @delegates(train_main, but=['dls_fn', 'model_fn', 'learner_kwargs', 'data', 'settings', 'run_files'])
 def smoke_main(pad:int=2, # pixels of edge padding for random crops

@@ -16,7 +16,7 @@ import_fastai_quietly()   # fastai's own import raises a deprecation notice; see
 from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
 from torch.utils.data import TensorDataset
-from .core import default_device, open_maybe_gzip, is_int
+from .core import default_device, open_maybe_gzip, is_int, name_python_m_command
 from .downloads import check_checksum, download_file, sha256sum, download_for_command_line
 from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb
 
@@ -247,6 +247,7 @@ def fashion_mnist_capsnet(n_iters:int=3, # routing iterations
     return SmallNORBCapsNet(n_channels=1, n_classes=10, padding=1, n_iters=n_iters, n_parts=n_parts, width=width, routing=routing)
 
 # %% ../nbs/03a_fashion_mnist.ipynb #6db1210e
+name_python_m_command(globals())   # `python -m capsule_routing.vision --help` says so
 @call_parse
 def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX files
                        out:str='runs/fashion_mnist', # checkpoints, history.csv and results.json

@@ -3,7 +3,8 @@
     python tools/execute_notebook.py nbs/03_smallnorb.ipynb [more.ipynb ...] [--run slow]
 
 Cells tagged `#| slow` or `#| cuda` (settings.ini's tst_flags) are not run unless named with --run: their outputs
-from an earlier execution stay as they were. Every other code cell's outputs are replaced (cleared first, so a cell
+from an earlier execution stay as they were. Cells marked `#| eval: false` never run, as under nbdev_test, and
+keep their outputs too. Every other code cell's outputs are replaced (cleared first, so a cell
 that now prints nothing shows nothing). Stops at the first failing cell. Run `nbdev_clean` afterwards.
 """
 import argparse, os, re, sys, time
@@ -17,13 +18,17 @@ def cell_flags(source: str) -> set[str]:
     "The flags of a cell's `#| flag` lines (nbdev's directives, e.g. slow, cuda, export)"
     return {w for line in source.splitlines() if (m := re.match(r'\s*#\s*\|\s*(.*)', line)) for w in m.group(1).split()}
 
+def evaluated(source: str) -> bool:
+    "False for a cell marked `#| eval: false` (nbdev_test's rule: the value, in any case)"
+    return not any(re.fullmatch(r'\s*#\s*\|\s*eval:\s*false\s*', line, re.I) for line in source.splitlines())
+
 def execute(path: Path, run_flags: set[str], skip_flags: set[str]) -> float:
     nb = read_nb(path)
     shell, t0 = CaptureShell(path), time.time()
     cwd = os.getcwd(); os.chdir(path.parent)
     try:
         for cell in nb.cells:
-            if cell.cell_type != 'code' or (cell_flags(cell.source) & (skip_flags - run_flags)): continue
+            if cell.cell_type != 'code' or not evaluated(cell.source) or (cell_flags(cell.source) & (skip_flags - run_flags)): continue
             cell.outputs = []
             shell.cell(cell)
             if shell.exc: raise RuntimeError(f"{path.name}, cell {cell.idx_}:\n{cell.source}") from shell.exc
