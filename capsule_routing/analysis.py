@@ -4,11 +4,14 @@
 
 # %% ../nbs/05_analysis.ipynb #cf755444
 from __future__ import annotations
+from collections.abc import Sequence
 from dataclasses import dataclass
 import numpy as np
+from numpy.typing import ArrayLike
 import torch
 import torch.nn.functional as F
 from torch import nn
+from matplotlib.axes import Axes   # for annotations; pyplot itself is imported only to draw
 from .smallnorb import SMALLNORB_CLASSES, SmallNORB
 
 # %% auto #0
@@ -56,8 +59,8 @@ def rotate_shift(images:torch.Tensor, # [B, C, H, W]: uint8 pixels or floats
 
 # %% ../nbs/05_analysis.ipynb #9267068f
 def image_sequence(image:torch.Tensor, # [C, H, W] one image
-                   angles=None, # [N] anticlockwise rotations in degrees
-                   shifts=None, # [N, 2] shifts in pixels (right, down)
+                   angles:ArrayLike|None=None, # [N] anticlockwise rotations in degrees
+                   shifts:ArrayLike|None=None, # [N, 2] shifts in pixels (right, down)
                   ) -> torch.Tensor: # [N, C, H, W] floats
     "The views of one image rotated by each of `angles` and/or shifted by each of `shifts`"
     if image.ndim != 3: raise ValueError(f"expected one image [C, H, W], got shape {tuple(image.shape)}")
@@ -70,7 +73,7 @@ def image_sequence(image:torch.Tensor, # [C, H, W] one image
 
 # %% ../nbs/05_analysis.ipynb #c02e5cee
 def show_image_sequence(images:torch.Tensor, # [N, C, H, W]; the first channel is drawn
-                        params=None, # [N] the viewpoint of each image, for the titles
+                        params:ArrayLike|None=None, # [N] the viewpoint of each image, for the titles
                         param_name:str='', # e.g. 'angle (degrees)'
                         n_show:int=12, # at most this many images, evenly spaced
                        ):
@@ -105,9 +108,9 @@ class PoseTrajectories:
 def class_pose_trajectories(model:nn.Module, # returns `(a_out [B, n_classes], mu_out [B, n_classes, d_cov, d_out], sig2_out)`
                             images:torch.Tensor, # [N, ...] the views, in order
                             label:int|None=None, # the class capsule to follow; `None`: the activated one (highest mean probability)
-                            params=None, # [N] the viewpoint parameter of each view; default 0, 1, ..., N-1
+                            params:ArrayLike|None=None, # [N] the viewpoint parameter of each view; default 0, 1, ..., N-1
                             param_name:str='view', # what `params` measure
-                            classes=None, # class names, for plots
+                            classes:Sequence[str]|None=None, # class names, for plots
                             bs:int=64, # views per forward pass
                            ) -> PoseTrajectories:
     "Run the views through `model` in eval mode and keep one class capsule's pose vectors for each"
@@ -151,7 +154,7 @@ def classical_mds(points:torch.Tensor, # [n, d]
 
 # %% ../nbs/05_analysis.ipynb #c731b198
 def plot_pose_trajectories(traj:PoseTrajectories, # from `class_pose_trajectories`
-                           ax=None, # a matplotlib Axes; default a new figure
+                           ax:Axes|None=None, # a matplotlib Axes; default a new figure
                            cmap:str='viridis', # colours from first to last view
                            title:str|None=None, # default: the class and the spread the embedding keeps
                           ):
@@ -202,7 +205,7 @@ def _as_groups(trajs) -> dict:
     return {names.pop() if len(names) == 1 and None not in names else '': trajs}
 
 def plot_pose_changes(trajs, # a `PoseTrajectories`, a list of them, or {column title: list of them}
-                      axs=None, # an array of Axes [3*n_blocks, ncols]; default a new figure
+                      axs:np.ndarray|None=None, # an array of Axes [3*n_blocks, ncols]; default a new figure
                       ncols:int|None=None, # groups per block of three rows; default all in one block
                       mean_colour:str='darkblue',
                      ):

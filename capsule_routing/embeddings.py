@@ -7,6 +7,7 @@ from __future__ import annotations
 import os, io, re, json, hashlib, time, shutil, inspect
 from pathlib import Path
 import numpy as np
+from numpy.typing import ArrayLike
 import torch
 from fastprogress.fastprogress import progress_bar
 from .core import default_device, check_positive_ints, exclusive_lock, FILE_LOCKS
@@ -502,7 +503,7 @@ class CachedEmbeddings:
     def __init__(self,
                  cache:EmbeddingCache,
                  labels, # one class per item (after `idxs`), or [N, C] class probabilities (soft targets)
-                 idxs=None, # which texts of the cache are the items (default: all, in order)
+                 idxs:ArrayLike|None=None, # which texts of the cache are the items (default: all, in order)
                 ):
         self.cache = cache
         self.idxs = np.arange(len(cache)) if idxs is None else np.asarray(idxs, dtype=np.int64)
@@ -574,7 +575,7 @@ class EmbeddingsDL(DataLoader):
         return super().new(dataset=dataset, cls=cls, **{'bucket': self.bucket, 'dtype': self.dtype, **kwargs})
 
 # %% ../nbs/04a_embeddings.ipynb #d6f12839
-def mean_pooled(cache:EmbeddingCache, idxs=None) -> np.ndarray:
+def mean_pooled(cache:EmbeddingCache, idxs:ArrayLike|None=None) -> np.ndarray:
     "Each text's hidden states averaged over its tokens, all layers concatenated: [N, L*D] float32"
     idxs = np.arange(len(cache)) if idxs is None else np.asarray(idxs)
     out = np.empty((len(idxs), cache.n_layers * cache.d_emb), dtype=np.float32)

@@ -564,7 +564,7 @@ def uses_implicit_votes(layer:nn.Module, n_out:int, constants:dict|None=None) ->
 # %% ../nbs/01_routing.ipynb #28554d1d
 def picks_slower(rows:list, # measured rows (`read_route_timings`)
                  constants:dict|None=None, # `route_costs`'s constants (default `ROUTE_COSTS_NS`)
-                 without_votes=None, # or any choice of route, `without_votes(row) -> bool`, in place of the estimate's
+                 without_votes:Callable|None=None, # or any choice of route, `without_votes(row) -> bool`, in place of the estimate's
                 ) -> list: # (sweep, outputs, measured time without votes / with votes) for each row where the choice was the slower route
     "The measured rows where `route_costs`'s estimate with `constants` (or the choice `without_votes`) picks the slower route"
     def estimate(r):

@@ -269,7 +269,7 @@ def holdout_instances(labels:np.ndarray, # [N] categories
     return np.flatnonzero(~valid), np.flatnonzero(valid)
 
 # %% ../nbs/03_smallnorb.ipynb #994a8ff2
-def coordinate_channels(height:int, width:int, dtype=torch.float32, device=None) -> torch.Tensor:
+def coordinate_channels(height:int, width:int, dtype:torch.dtype=torch.float32, device:str|torch.device|None=None) -> torch.Tensor:
     "[2, height, width]: linspace(-1, 1) down the rows, then linspace(-1, 1) across the columns"
     rows = torch.linspace(-1, 1, height, dtype=dtype, device=device)[:, None].expand(height, width)  # [H, W]
     cols = torch.linspace(-1, 1, width, dtype=dtype, device=device)[None, :].expand(height, width)   # [H, W]

@@ -277,9 +277,9 @@ class SSTCapsNet(nn.Module):
     def from_released(cls,
                       path:str|Path, # a state dict saved by the paper's code (e.g. SST5R_pretrained_model_state_dict.pt)
                       architecture:str|None=None, # 'paper' or 'released'; default: recognized from the weights
-                      **kwargs, # to the constructor, as `SmallNORBCapsNet.from_released` (e.g. n_iters); not the shapes
+                      **kwargs,
                      ) -> 'SSTCapsNet':
-        "The model with the paper's released weights: shapes and architecture read from the state dict"
+        "The model with the paper's released weights: shapes and architecture read from the state dict; `kwargs` go to the constructor (e.g. `n_iters`, as for `SmallNORBCapsNet.from_released`), not the shapes"
         if fixed := {'n_layers', 'd_emb', 'n_classes', 'n_parts', 'd_parts', 'd_pose'} & set(kwargs):
             raise TypeError(f"{', '.join(sorted(fixed))}: read from the weights, not passed")
         sd = torch.load(path, map_location='cpu', weights_only=True)
@@ -312,9 +312,9 @@ def sst_caches(data:str|Path, # the SST tree files (see `sst_folder`)
                train:str='phrases', # 'phrases' (the paper) or 'roots'
                splits=SST_SPLITS, # which splits to embed
                progress:bool=True, # progress bars
-               **kwargs, # passed to `embed_to_cache` (`max_tokens`, `max_bs`, `shard_size`)
+               **kwargs,
               ) -> dict[str, tuple[EmbeddingCache, np.ndarray]]:
-    "`split -> (cache, SST-5 labels)`, embedding whatever is not cached yet"
+    "`split -> (cache, SST-5 labels)`, embedding whatever is not cached yet (`kwargs` go to `embed_to_cache`: `max_tokens`, `max_bs`, `shard_size`)"
     tf = transformer if isinstance(transformer, FrozenTransformer) else FrozenTransformer(transformer)
     sst = load_sst(data, train=train)
     return {s: (embed_to_cache(sst[s][0], tf, cache_dir, progress=progress, **kwargs), np.array(sst[s][1]))
@@ -328,16 +328,16 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
                     transformer:FrozenTransformer|str='gpt2-large', # model (name, folder, or FrozenTransformer)
                     cache_dir:str|Path|None=None, # parent folder of the caches
                     bs:int=20, # batch size (the paper: 20)
-                    device=None, # where batches go (default: `default_device()`)
+                    device:str|torch.device|None=None, # where batches go (default: `default_device()`)
                     train:str='phrases', # train on all unique phrases (the paper) or on root sentences
                     num_workers:int=0, # DataLoader worker processes
                     bucket:int=50, # batches per length-sorted chunk of the shuffled training set
                     progress:bool=True, # progress bars while embedding
                     teacher:str|Path|None=None, # a teacher file (`save_teacher`) of the training texts: soft training targets
                     distill:float=0., # the teacher's share $w$ of each training target (`distill_targets`; 0: the labels only)
-                    **kwargs, # passed to `embed_to_cache`
+                    **kwargs,
                    ) -> tuple[DataLoaders, EmbeddingsDL]:
-    "`(DataLoaders(train, dev), test_dl)` of `(mask, embs, labels)` batches read lazily from the embedding caches"
+    "`(DataLoaders(train, dev), test_dl)` of `(mask, embs, labels)` batches read lazily from the embedding caches (`kwargs` go to `embed_to_cache`)"
     n_classes(task)                       # refuses an unknown task before any embedding
     check_distill(teacher, distill)
     caches = sst_caches(data, transformer, cache_dir, train=train, progress=progress, **kwargs)

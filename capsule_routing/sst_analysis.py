@@ -7,6 +7,7 @@ from __future__ import annotations
 import json, os, re, shutil, sys, time, warnings
 from pathlib import Path
 import numpy as np
+from numpy.typing import ArrayLike
 import pandas as pd
 import torch
 import matplotlib.pyplot as plt
@@ -112,7 +113,7 @@ def load_run_model(run:str|Path, # a run folder with best.pth (from training) or
 def predict_cached(model:SSTCapsNet, # eval-mode model
                    cache:EmbeddingCache, # embeddings of the texts
                    labels, # target of each item
-                   idxs=None, # which texts of the cache are the items (default: all)
+                   idxs:ArrayLike|None=None, # which texts of the cache are the items (default: all)
                    bs:int=20, # batch size (as the test DataLoader of training)
                    progress:bool=False, # a progress bar over the batches
                   ) -> pd.DataFrame:
@@ -434,9 +435,9 @@ def runs_table(runs:dict[str, dict], # from `read_runs`
 PAPER_SETUP = dict(train='phrases', epochs=3, lr_max=5e-4, n_iters=3, architecture='paper', d_parts=64, n_parts=64, routing='heinsen', d_pose=2, part_init='torch', mixup=0.2, loss='cross_entropy', ema=0., distill=0.)
 
 def select_setups(df:pd.DataFrame, # rows of `runs_table` or `summary_table`
-                  **settings, # `column=value` keeps that value, `column=None` any; `PAPER_SETUP` holds for the columns not named
+                  **settings,
                  ) -> pd.DataFrame:
-    "The rows of `df` whose setup is `PAPER_SETUP`, except where `settings` names a value (or `None`: any value)"
+    "The rows of `df` whose setup is `PAPER_SETUP`, except in the columns `settings` names: `column=value` keeps that value, `column=None` any"
     wanted = {**PAPER_SETUP, **settings}
     missing = [col for col in wanted if col not in df.columns]
     if missing: raise ValueError(f"the table has no column {missing}; its columns: {list(df.columns)}")
@@ -529,7 +530,7 @@ def confusion_counts(target, # true classes [N]
 
 def plot_confusion(counts:np.ndarray, # [n, n] from `confusion_counts`
                    labels:list[str], # class names
-                   title:str='', ax=None):
+                   title:str='', ax:plt.Axes|None=None):
     "Row-normalised confusion matrix with counts and row percentages in the cells"
     if ax is None: _, ax = plt.subplots(figsize=(1.1 * len(labels) + 2, 1.0 * len(labels) + 1.5))
     share = counts / np.maximum(counts.sum(1, keepdims=True), 1)
@@ -587,7 +588,7 @@ def relative_use(shares:torch.Tensor, # [n, L] shares of one sentence's inputs (
 
 def plot_token_depth(rel:torch.Tensor, # [n, L] from `relative_use`
                      tokens:list[str], # the n tokens
-                     title:str='', ax=None, spread:float|None=None):
+                     title:str='', ax:plt.Axes|None=None, spread:float|None=None):
     "Heatmap of tokens (rows) x depths (columns), diverging around 1 (red: more than average, blue: less)"
     from matplotlib.colors import TwoSlopeNorm
     if ax is None: _, ax = plt.subplots(figsize=(3.2, 0.25 * len(tokens) + 1))
@@ -601,7 +602,7 @@ def plot_token_depth(rel:torch.Tensor, # [n, L] from `relative_use`
 def plot_token_class(shares:torch.Tensor, # [n, C] shares of one sentence, summed over depths
                      tokens:list[str], # the n tokens
                      labels:list[str], # the C class names
-                     title:str='', ax=None):
+                     title:str='', ax:plt.Axes|None=None):
     "Heatmap of tokens (rows) x classes (columns), values written in the cells"
     if ax is None: _, ax = plt.subplots(figsize=(0.9 * len(labels) + 1.5, 0.25 * len(tokens) + 1))
     ax.imshow(shares.numpy(), cmap='magma_r', vmin=0, aspect='auto')

@@ -346,14 +346,14 @@ def capsule_learner(dls:DataLoaders, # batches `(*inputs, target)` with integer 
                     pad:int|None=None, # pixels of edge padding for random crops of image input 0 in training; `None`: no crops
                     mixup:float|Callback|None=0.2, # `Beta(alpha, alpha)` of `CapsuleMixUp`, or a callback, or `None`
                     opt_func:Callable=paper_radam, # the optimizer
-                    loss_func=None, # default `CapsuleCrossEntropy()`; a `SpreadLoss` comes with its `SpreadMargin`
+                    loss_func:Callable|None=None, # default `CapsuleCrossEntropy()`; a `SpreadLoss` comes with its `SpreadMargin`
                     ema:float=0., # `WeightAverage`'s decay: validate and keep the moving average of the weights; 0: the weights themselves
                     device:str|torch.device|None=None, # default: the DataLoaders' device, else `default_device()`
                     cbs:list|None=None, # more callbacks
                     path:str|Path|None=None, # the Learner's folder (checkpoints go to `path/models` by default)
-                    **kwargs, # passed to `Learner`
+                    **kwargs,
                    ) -> CapsuleLearner:
-    "A `CapsuleLearner` with the paper's loss (or `loss_func`), optimizer, metric, MixUp and (for images) pad-and-crop augmentation"
+    "A `CapsuleLearner` with the paper's loss (or `loss_func`), optimizer, metric, MixUp and (for images) pad-and-crop augmentation; `kwargs` go to `Learner`"
     device = torch.device(device) if device is not None else (getattr(dls, 'device', None) or default_device())
     dls.to(device)
     loss_func = CapsuleCrossEntropy() if loss_func is None else loss_func
@@ -883,7 +883,7 @@ def synthetic_textures(n:int, size:int=8, noise:float=0.5, seed:int=0) -> tuple[
     return x, y
 
 def synthetic_dls(n_train:int=120, n_valid:int=60, bs:int=20, size:int=8, noise:float=0.5, seed:int=0,
-                  device=None) -> DataLoaders:
+                  device:str|torch.device|None=None) -> DataLoaders:
     "fastai `DataLoaders` of `synthetic_textures` (training shuffled); the data depend on `seed` only"
     x, y = synthetic_textures(n_train + n_valid, size, noise, seed)
     items = list(zip(x, y))

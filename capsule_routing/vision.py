@@ -74,7 +74,7 @@ FASHION_MNIST_CLASSES = ('T-shirt/top', 'Trouser', 'Pullover', 'Dress', 'Coat',
 FASHION_MNIST_FILES = {'train_images': 'train-images-idx3-ubyte.gz', 'train_labels': 'train-labels-idx1-ubyte.gz',
                        'test_images': 't10k-images-idx3-ubyte.gz', 'test_labels': 't10k-labels-idx1-ubyte.gz'}
 
-def verify_sha256sums(folder, names=None) -> int:
+def verify_sha256sums(folder:str|Path, names:list[str]|None=None) -> int:
     "Check the files listed in `folder/SHA256SUMS` (or only `names` of them); returns how many were checked"
     folder = Path(folder)
     sums = dict(reversed(line.split(maxsplit=1)) for line in (folder/'SHA256SUMS').read_text().splitlines() if line.strip())
@@ -191,8 +191,8 @@ def uint8_to_unit(batch:tuple) -> tuple:
 def tensor_dataloaders(train:tuple, # (images [N, C, H, W], labels [N]) tensors for training
                        valid:tuple, # the same for validation
                        bs:int=20, # batch size
-                       device=None, # where batches go; default `default_device()`
-                       data_device=None, # where the arrays are kept (default: the CPU); the GPU avoids a copy per batch
+                       device:str|torch.device|None=None, # where batches go; default `default_device()`
+                       data_device:str|torch.device|None=None, # where the arrays are kept (default: the CPU); the GPU avoids a copy per batch
                       ) -> DataLoaders:
     "fastai `DataLoaders`: shuffled full training batches and ordered validation batches, uint8 made [0, 1] floats on the device"
     device = torch.device(device) if device is not None else default_device()
@@ -203,7 +203,7 @@ def tensor_dataloaders(train:tuple, # (images [N, C, H, W], labels [N]) tensors 
 # %% ../nbs/03a_fashion_mnist.ipynb #daa76c9f
 def fashion_mnist_dataloaders(data, # folder with the Fashion-MNIST IDX files
                               bs:int=20, # batch size
-                              device=None, # default `default_device()`
+                              device:str|torch.device|None=None, # default `default_device()`
                               n_valid_per_class:int=500, # validation images of each class, from the training set
                               seed:int=0, # of the validation split
                              ) -> tuple[DataLoaders, DataLoader]:
@@ -221,7 +221,7 @@ def fashion_mnist_dataloaders(data, # folder with the Fashion-MNIST IDX files
 # %% ../nbs/03a_fashion_mnist.ipynb #d9641bf7
 def smallnorb_dataloaders(data, # folder with the smallNORB files (see `capsule_routing.smallnorb.download_smallnorb`)
                           bs:int=20, # batch size (the paper's is 20)
-                          device=None, # default `default_device()`
+                          device:str|torch.device|None=None, # default `default_device()`
                           n_valid_per_category:int=1, # training toys of each category held out for validation
                           seed:int=0, # of the held-out toys
                          ) -> tuple[DataLoaders, DataLoader]:
