@@ -61,10 +61,16 @@ def check_transformer(name:str, # a Hugging Face hub name ('org/model') or a loc
                                 "a Hugging Face hub name has the form 'org/model'")
     return name
 
-def _local_weights_signature(folder:Path) -> list:
-    "Names and sizes of the weight files in a local model folder (part of a cache key)"
-    pats = ('*.safetensors', '*.bin', '*.pt', '*.h5', '*.msgpack')
-    return sorted((p.name, p.stat().st_size) for pat in pats for p in folder.glob(pat))
+def _sha256_file(path:Path) -> str:
+    "SHA-256 of a file's bytes, read in 16 MiB pieces"
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        while piece := f.read(1 << 24): h.update(piece)
+    return h.hexdigest()
+
+def _local_folder_signature(folder:Path) -> list:
+    "`(name, size, SHA-256)` of every file at the top of a local model folder (configuration, tokenizer, weights): part of a cache key"
+    return [(p.name, p.stat().st_size, _sha256_file(p)) for p in sorted(folder.iterdir()) if p.is_file() and not p.name.startswith('.')]
 
 def _hub_revision(name:str) -> str|None:
     "The commit of the hub snapshot that `name` loads from the local Hugging Face cache (part of a cache key); `None` when it is not cached there"
@@ -88,7 +94,7 @@ class FrozenTransformer:
         self.name, self.dtype, self._max_len = str(name), dtype, max_len
         try: self.device = torch.device(device) if device is not None else default_device()
         except RuntimeError as e: raise ValueError(f"device {device!r} is not a device torch knows (e.g. 'cpu', 'cuda', 'cuda:1', 'mps')") from e
-        self._tokenizer = self._model = self._config = None
+        self._tokenizer = self._model = self._config = self._folder_signature = None
 
     def _load(self, auto_class, **kwargs):
         "`auto_class.from_pretrained(name)`, with a folder that holds no such model or a hub name not at hand as one line"
@@ -140,13 +146,14 @@ class FrozenTransformer:
         return self._max_len
 
     def identity(self) -> dict:
-        "What the cached hidden states depend on besides the texts: the model's name (and hub revision or weight files), configuration, token rule and (when not float32) dtype"
+        "What the cached hidden states depend on besides the texts: a hub name and its revision, or a local folder's files (not its path); the configuration, token rule and (when not float32) dtype"
         cfg = self.config.to_dict()   # first: loading it from the hub brings the cache's snapshot up to date
         for k in ('_name_or_path', 'transformers_version', 'torch_dtype', 'dtype'): cfg.pop(k, None)
         local = Path(self.name).expanduser()
-        ident = dict(name=str(local.resolve()) if local.is_dir() else self.name,
-                     config=cfg, max_len=self.max_len, token_rule='template+end-token v1')
-        if local.is_dir(): ident['weights'] = _local_weights_signature(local)
+        ident = dict(name=None if local.is_dir() else self.name, config=cfg, max_len=self.max_len, token_rule='template+end-token v1')
+        if local.is_dir():   # read once per instance: it loads its model once too
+            if self._folder_signature is None: self._folder_signature = _local_folder_signature(local)
+            ident['files'] = self._folder_signature   # contents: weights rewritten in place get new caches, a moved folder keeps its own
         elif (revision := _hub_revision(self.name)) is not None: ident['revision'] = revision   # a model updated on the hub gets new caches
         if self.dtype != torch.float32: ident['dtype'] = _dtype_name(self.dtype)   # float32 adds nothing: caches built before the dtype counted keep their keys
         return ident
@@ -347,7 +354,10 @@ def _folder_and_key(texts:list[str], tf:FrozenTransformer, cache_dir:str|Path|No
     "The cache folder of `texts` under `tf`, and its full key"
     key = cache_key(tf.identity(), list(texts))
     cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    return cache_dir/f"{_slug(tf.name)}-{key[:20]}", key
+    folder = cache_dir/f"{_slug(tf.name)}-{key[:20]}"
+    if not folder.exists():   # a local folder moved or renamed since: its cache has the old name's slug, and the same key
+        folder = next((f for f in sorted(cache_dir.glob(f'*-{key[:20]}')) if f.is_dir()), folder)
+    return folder, key
 
 def cache_folder(texts:list[str], # the texts
                  transformer:FrozenTransformer|str, # the model (a FrozenTransformer, or a name / folder)
