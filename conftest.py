@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).parent
 
-SKIP_LOG = 'CAPSULE_ROUTING_SKIP_LOG'   # `shared_file` appends what it did not find (a notebook's output is not shown here)
+SKIP_LOG = 'CAPSULE_ROUTING_SKIP_LOG'   # `core.report_skip` appends what was not found (a notebook's output is not shown here)
 
 def pytest_configure(config):
     if not hasattr(config, 'workerinput') and SKIP_LOG not in os.environ:   # the main process: xdist workers inherit the variable
@@ -17,11 +17,11 @@ def pytest_configure(config):
         os.environ[SKIP_LOG] = config._skip_log
 
 def pytest_terminal_summary(terminalreporter, config):
-    "List the shared files that were not found, so that skipped checks are seen"
+    "List what was not found (shared files, embedding caches), so that skipped checks are seen"
     log = getattr(config, '_skip_log', None)
     missing = sorted(set(Path(log).read_text().splitlines())) if log and Path(log).exists() else []
     if missing:
-        terminalreporter.write_sep('-', f"{len(missing)} shared files not found: the checks that need them were skipped")
+        terminalreporter.write_sep('-', f"{len(missing)} files or caches not found: the checks that need them were skipped")
         for line in missing: terminalreporter.write_line(line)
 
 def pytest_unconfigure(config):

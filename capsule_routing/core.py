@@ -10,9 +10,9 @@ from pathlib import Path
 import torch
 
 # %% auto #0
-__all__ = ['FILE_LOCKS', 'project_root', 'shared_dir', 'shared_required', 'shared_file', 'open_maybe_gzip', 'default_device',
-           'is_int', 'check_positive_ints', 'check_eps', 'check_seed', 'exclusive_lock', 'import_fastai_quietly',
-           'name_python_m_command']
+__all__ = ['FILE_LOCKS', 'project_root', 'shared_dir', 'shared_required', 'report_skip', 'shared_file', 'open_maybe_gzip',
+           'default_device', 'is_int', 'check_positive_ints', 'check_eps', 'check_seed', 'exclusive_lock',
+           'import_fastai_quietly', 'name_python_m_command']
 
 # %% ../nbs/00_core.ipynb #e0048397
 def project_root(start:Path|None=None) -> Path|None:
@@ -37,6 +37,13 @@ def shared_required() -> bool:
     "Whether a missing shared file is an error (`CAPSULE_ROUTING_REQUIRE_SHARED=1`, set by CI) rather than a skip"
     return os.environ.get('CAPSULE_ROUTING_REQUIRE_SHARED', '0').lower() in ('1', 'true', 'yes')
 
+# %% ../nbs/00_core.ipynb #7083b443
+def report_skip(msg:str):
+    "Say that a check did not run, and why: a visible `SKIPPED: msg` line, and `msg` in the test runner's list (`$CAPSULE_ROUTING_SKIP_LOG`)"
+    print(f"SKIPPED: {msg}")
+    if log := os.environ.get('CAPSULE_ROUTING_SKIP_LOG'):   # conftest.py prints it at the end: pytest shows no cell output
+        with open(log, 'a') as f: f.write(msg + '\n')
+
 # %% ../nbs/00_core.ipynb #d1febad6
 def shared_file(*parts:str) -> Path|None:
     "Path to a shared file, or `None` after printing a visible SKIPPED line when it is absent (an error under CI)"
@@ -44,9 +51,7 @@ def shared_file(*parts:str) -> Path|None:
     if path.exists(): return path
     msg = f"{path} not found (set CAPSULE_ROUTING_SHARED to the shared folder)"
     if shared_required(): raise FileNotFoundError(msg)
-    print(f"SKIPPED: {msg}")
-    if log := os.environ.get('CAPSULE_ROUTING_SKIP_LOG'):   # the test runner's list (conftest.py): it shows no cell output
-        with open(log, 'a') as f: f.write(msg + '\n')
+    report_skip(msg)
     return None
 
 # %% ../nbs/00_core.ipynb #29bd93f9
