@@ -70,7 +70,7 @@ def _sha256_file(path:Path) -> str:
 
 def _local_folder_signature(folder:Path) -> list:
     "`(name, size, SHA-256)` of every file at the top of a local model folder (configuration, tokenizer, weights): part of a cache key"
-    return [(p.name, p.stat().st_size, _sha256_file(p)) for p in sorted(folder.iterdir()) if p.is_file() and not p.name.startswith('.')]
+    return [(p.name, p.stat().st_size, _sha256_file(p)) for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.is_file() and not p.name.startswith('.')]
 
 def _hub_revision(name:str) -> str|None:
     "The commit of the hub snapshot that `name` loads from the local Hugging Face cache (part of a cache key); `None` when it is not cached there"
@@ -356,7 +356,7 @@ def _folder_and_key(texts:list[str], tf:FrozenTransformer, cache_dir:str|Path|No
     cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     folder = cache_dir/f"{_slug(tf.name)}-{key[:20]}"
     if not folder.exists():   # a local folder moved or renamed since: its cache has the old name's slug, and the same key
-        folder = next((f for f in sorted(cache_dir.glob(f'*-{key[:20]}')) if f.is_dir()), folder)
+        folder = next((f for f in sorted(cache_dir.glob(f'*-{key[:20]}')) if EmbeddingCache.is_valid(f, key)), folder)
     return folder, key
 
 def cache_folder(texts:list[str], # the texts

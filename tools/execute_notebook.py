@@ -19,8 +19,9 @@ def cell_flags(source: str) -> set[str]:
     return {w for line in source.splitlines() if (m := re.match(r'\s*#\s*\|\s*(.*)', line)) for w in m.group(1).split()}
 
 def evaluated(source: str) -> bool:
-    "False for a cell marked `#| eval: false` (nbdev_test's rule: the value, in any case)"
-    return not any(re.fullmatch(r'\s*#\s*\|\s*eval:\s*false\s*', line, re.I) for line in source.splitlines())
+    "False for a cell marked `#| eval: false`, by nbdev_test's rule: a directive `eval:` whose first value is false, in any case"
+    directives = [m.group(1).split() for line in source.splitlines() if (m := re.match(r'\s*#\s*\|\s*(.*)', line))]
+    return not any(len(words) > 1 and words[0] == 'eval:' and words[1].lower() == 'false' for words in directives)
 
 def execute(path: Path, run_flags: set[str], skip_flags: set[str]) -> float:
     nb = read_nb(path)
