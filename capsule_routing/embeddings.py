@@ -446,8 +446,9 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
     if EmbeddingCache.is_valid(folder, key): return EmbeddingCache(folder, key)
     try: folder.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e: raise ValueError(f"--cache_dir {folder.parent} cannot be created ({e.strerror or e}): choose another") from e
-    with exclusive_lock(folder, f"waiting for another process building {folder} ..."):
-        if not EmbeddingCache.is_valid(folder, key):                   # (the process we waited for may have built it)
+    with exclusive_lock(folder.parent/key[:20], f"waiting for another process building {folder} ..."):   # by key: one model under two names builds once
+        folder = _folder_and_key(texts, tf, folder.parent)[0]         # the process we waited for may have built it, under its own name
+        if not EmbeddingCache.is_valid(folder, key):
             _build(texts, tf, folder, key, shard_size, max_tokens, max_bs, progress)
     return EmbeddingCache(folder, key)
 
