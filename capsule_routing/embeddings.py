@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike
 import torch
 from fastprogress.fastprogress import progress_bar
 from .core import default_device, check_positive_ints, exclusive_lock, FILE_LOCKS
+from .downloads import sha256sum
 
 # %% auto #0
 __all__ = ['CACHE_FORMAT', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer', 'FrozenTransformer',
@@ -61,16 +62,9 @@ def check_transformer(name:str, # a Hugging Face hub name ('org/model') or a loc
                                 "a Hugging Face hub name has the form 'org/model'")
     return name
 
-def _sha256_file(path:Path) -> str:
-    "SHA-256 of a file's bytes, read in 16 MiB pieces"
-    h = hashlib.sha256()
-    with open(path, 'rb') as f:
-        while piece := f.read(1 << 24): h.update(piece)
-    return h.hexdigest()
-
 def _local_folder_signature(folder:Path) -> list:
     "`(name, size, SHA-256)` of every file at the top of a local model folder (configuration, tokenizer, weights): part of a cache key"
-    return [(p.name, p.stat().st_size, _sha256_file(p)) for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.is_file() and not p.name.startswith('.')]
+    return [(p.name, p.stat().st_size, sha256sum(p)) for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.is_file() and not p.name.startswith('.')]
 
 def _hub_revision(name:str) -> str|None:
     "The commit of the hub snapshot that `name` loads from the local Hugging Face cache (part of a cache key); `None` when it is not cached there"
@@ -350,14 +344,18 @@ def default_cache_dir() -> Path:
 def _as_transformer(transformer) -> FrozenTransformer:
     return transformer if isinstance(transformer, FrozenTransformer) else FrozenTransformer(transformer)
 
+def _key_folder(cache_dir:Path, tf:FrozenTransformer, key:str) -> Path:
+    "The folder of the cache of `key` under `cache_dir`: named after `tf`, or a valid one of that key under another name"
+    folder = cache_dir/f"{_slug(tf.name)}-{key[:20]}"
+    if not folder.exists():   # a local folder moved or renamed since: its cache has the old name's slug, and the same key
+        folder = next((f for f in sorted(cache_dir.glob(f'*-{key[:20]}')) if EmbeddingCache.is_valid(f, key)), folder)
+    return folder
+
 def _folder_and_key(texts:list[str], tf:FrozenTransformer, cache_dir:str|Path|None) -> tuple[Path, str]:
     "The cache folder of `texts` under `tf`, and its full key"
     key = cache_key(tf.identity(), list(texts))
     cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    folder = cache_dir/f"{_slug(tf.name)}-{key[:20]}"
-    if not folder.exists():   # a local folder moved or renamed since: its cache has the old name's slug, and the same key
-        folder = next((f for f in sorted(cache_dir.glob(f'*-{key[:20]}')) if EmbeddingCache.is_valid(f, key)), folder)
-    return folder, key
+    return _key_folder(cache_dir, tf, key), key
 
 def cache_folder(texts:list[str], # the texts
                  transformer:FrozenTransformer|str, # the model (a FrozenTransformer, or a name / folder)
@@ -447,7 +445,7 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
     try: folder.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e: raise ValueError(f"--cache_dir {folder.parent} cannot be created ({e.strerror or e}): choose another") from e
     with exclusive_lock(folder.parent/key[:20], f"waiting for another process building {folder} ..."):   # by key: one model under two names builds once
-        folder = _folder_and_key(texts, tf, folder.parent)[0]         # the process we waited for may have built it, under its own name
+        folder = _key_folder(folder.parent, tf, key)                # the process we waited for may have built it, under its own name
         if not EmbeddingCache.is_valid(folder, key):
             _build(texts, tf, folder, key, shard_size, max_tokens, max_bs, progress)
     return EmbeddingCache(folder, key)

@@ -14,14 +14,17 @@ from execnb.shell import CaptureShell
 
 ROOT = Path(__file__).resolve().parent.parent
 
+def directives(source: str) -> list[list[str]]:
+    "The words of each of a cell's `#| ...` lines (nbdev's directives, e.g. `slow`, `export`, `eval: false`)"
+    return [m.group(1).split() for line in source.splitlines() if (m := re.match(r'\s*#\s*\|\s*(.*)', line))]
+
 def cell_flags(source: str) -> set[str]:
-    "The flags of a cell's `#| flag` lines (nbdev's directives, e.g. slow, cuda, export)"
-    return {w for line in source.splitlines() if (m := re.match(r'\s*#\s*\|\s*(.*)', line)) for w in m.group(1).split()}
+    "The flags of a cell's `#| flag` lines (e.g. slow, cuda, export)"
+    return {w for words in directives(source) for w in words}
 
 def evaluated(source: str) -> bool:
     "False for a cell marked `#| eval: false`, by nbdev_test's rule: a directive `eval:` whose first value is false, in any case"
-    directives = [m.group(1).split() for line in source.splitlines() if (m := re.match(r'\s*#\s*\|\s*(.*)', line))]
-    return not any(len(words) > 1 and words[0] == 'eval:' and words[1].lower() == 'false' for words in directives)
+    return not any(len(words) > 1 and words[0] == 'eval:' and words[1].lower() == 'false' for words in directives(source))
 
 def execute(path: Path, run_flags: set[str], skip_flags: set[str]) -> float:
     nb = read_nb(path)
