@@ -4,7 +4,8 @@
 
 # %% ../nbs/04a_embeddings.ipynb #f3ca26d9
 from __future__ import annotations
-import os, io, re, json, hashlib, time, shutil, inspect
+import copy, os, io, re, json, hashlib, time, shutil, inspect
+from collections.abc import Sequence
 from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
@@ -507,44 +508,58 @@ def _build(texts, tf, folder:Path, key:str, shard_size, max_tokens, max_bs, prog
 
 # %% ../nbs/04a_embeddings.ipynb #c2f952b0
 class CachedEmbeddings:
-    "Items `(embs [n_i, L, D] fp16 tensor, label)` read lazily from an `EmbeddingCache`, through optional `idxs`; a label is a class or a row of class probabilities"
+    "Items `(embs [n_i, L, D] fp16 tensor, label)` read lazily from an `EmbeddingCache`, through optional `idxs`; a label is a class or a row of class probabilities; without labels, items `(embs,)`"
     n_inp = 2   # a batch is (mask, embs, label): two inputs for the model
     def __init__(self,
                  cache:EmbeddingCache,
-                 labels, # one class per item (after `idxs`), or [N, C] class probabilities (soft targets)
+                 labels=None, # one class per item (after `idxs`), or [N, C] class probabilities (soft targets); None: inputs alone, to predict
                  idxs:ArrayLike|None=None, # which texts of the cache are the items (default: all, in order)
+                 vocab:Sequence[str]|None=None, # the class names (`dls.vocab`: `learn.predict` names its class with them)
                 ):
-        self.cache = cache
+        self.cache, self.vocab = cache, None if vocab is None else list(vocab)
         self.idxs = np.arange(len(cache)) if idxs is None else np.asarray(idxs, dtype=np.int64)
-        labels = np.asarray(labels)
-        if labels.ndim not in (1, 2): raise ValueError(f"labels must be [N] classes or [N, C] probabilities, got shape {labels.shape}")
-        self.labels = labels.astype(np.float32 if labels.ndim == 2 else np.int64)
-        if len(self.labels) != len(self.idxs):
-            raise ValueError(f"{len(self.idxs)} items but {len(self.labels)} labels")
+        self.labels = None if labels is None else np.asarray(labels)
+        if self.labels is not None:
+            if self.labels.ndim not in (1, 2): raise ValueError(f"labels must be [N] classes or [N, C] probabilities, got shape {self.labels.shape}")
+            self.labels = self.labels.astype(np.float32 if self.labels.ndim == 2 else np.int64)
+            if len(self.labels) != len(self.idxs):
+                raise ValueError(f"{len(self.idxs)} items but {len(self.labels)} labels")
         if len(self.idxs) and (self.idxs.min() < 0 or self.idxs.max() >= len(cache)):
             raise ValueError(f"idxs must lie in [0, {len(cache)}) for this cache")
         self.lengths = cache.lengths[self.idxs]
     def __len__(self): return len(self.idxs)
+    @property
+    def c(self) -> int|None: return None if self.vocab is None else len(self.vocab)   # fastai's `dls.c`, the number of classes
     def fingerprint(self) -> str:
         "SHA-256 of the items without reading an embedding: the cache's key (its model and texts), which of its texts, their labels"
         h = hashlib.sha256(self.cache.manifest['key'].encode())
-        h.update(self.idxs.tobytes()); h.update(self.labels.tobytes())
+        h.update(self.idxs.tobytes())
+        if self.labels is not None: h.update(self.labels.tobytes())
         return h.hexdigest()
     def __getitem__(self, i):
+        embs = torch.from_numpy(self.cache.read(int(self.idxs[i])))
+        if self.labels is None: return (embs,)
         label = self.labels[i]
-        return torch.from_numpy(self.cache.read(int(self.idxs[i]))), (torch.from_numpy(label.copy()) if label.ndim else int(label))
+        return embs, (torch.from_numpy(label.copy()) if label.ndim else int(label))
+    def new_empty(self):
+        "No items and no cache; the same kind of labels and the class names (what `learn.export` keeps of the data)"
+        empty = copy.copy(self)
+        empty.cache, empty.idxs, empty.lengths = None, self.idxs[:0], self.lengths[:0]
+        if self.labels is not None: empty.labels = self.labels[:0]
+        return empty
 
 # %% ../nbs/04a_embeddings.ipynb #26cd9a4d
-def pad_collate(items, # `(embs [n_i, L, D], label)` pairs
+def pad_collate(items, # `(embs [n_i, L, D], label)` pairs, or `(embs,)` without labels
                 dtype:torch.dtype=torch.float32, # dtype of the batch's embeddings
-               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    "`(mask [B, n], embs [B, n, L, D], labels [B] or [B, C])`, padded to the longest item"
-    n = max(e.shape[0] for e, _ in items)
+               ) -> tuple[torch.Tensor, ...]:
+    "`(mask [B, n], embs [B, n, L, D], labels [B] or [B, C])`, padded to the longest item; `(mask, embs)` for items without labels"
+    n = max(item[0].shape[0] for item in items)
     L, D = items[0][0].shape[1:]
     embs = torch.zeros(len(items), n, L, D, dtype=dtype)
     mask = torch.zeros(len(items), n, dtype=dtype)
-    for b, (e, _) in enumerate(items):
+    for b, (e, *_) in enumerate(items):
         embs[b, :e.shape[0]] = e.to(dtype); mask[b, :e.shape[0]] = 1
+    if len(items[0]) == 1: return mask, embs
     labels = [y for _, y in items]
     return mask, embs, (torch.stack(labels) if torch.is_tensor(labels[0]) else torch.tensor(labels))
 
@@ -554,11 +569,15 @@ import_fastai_quietly()   # fastai's own import raises a deprecation notice; see
 from fastai.data.load import DataLoader
 
 class EmbeddingsDL(DataLoader):
-    "fastai DataLoader over `CachedEmbeddings` giving `(mask, embs, labels)` batches, bucketed by length"
+    "fastai DataLoader over `CachedEmbeddings` (or a whole `EmbeddingCache`, unlabelled: `learn.dls.test_dl(cache)`) giving `(mask, embs, labels)` batches, bucketed by length"
     n_inp = 2
-    def __init__(self, dataset:CachedEmbeddings, bs:int=20, shuffle:bool=False,
+    def __init__(self, dataset:CachedEmbeddings|EmbeddingCache, bs:int=20, shuffle:bool=False,
                  bucket:int=50, # batches per length-sorted chunk when shuffling
                  dtype:torch.dtype=torch.float32, **kwargs):
+        if isinstance(dataset, EmbeddingCache): dataset = CachedEmbeddings(dataset)
+        if isinstance(dataset, (list, tuple)):   # what fastai's test_dl makes of `learn.predict(item)`
+            raise TypeError("EmbeddingsDL reads CachedEmbeddings or an EmbeddingCache, not a list of items: embed the texts "
+                            "(`embed_to_cache`) and pass the cache, or call `capsule_routing.sst_analysis.classify_texts`")
         self.bucket, self.dtype = bucket, dtype
         super().__init__(dataset, bs=bs, shuffle=shuffle, **kwargs)
 

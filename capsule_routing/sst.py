@@ -345,15 +345,14 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
     if teacher_probs is not None and teacher_probs.shape[1] != n_classes(task):
         raise ValueError(f"the teacher file gives {teacher_probs.shape[1]} classes, task {task!r} has {n_classes(task)}")
     device = default_device() if device is None else torch.device(device)
+    vocab = SST5_LABELS if task == 'sst5' else SST2_LABELS   # the class names
     def dl(split, shuffle):
         cache, labels = caches[split]
         idxs, y = task_subset(labels, task)
         if split == 'train' and teacher_probs is not None: y = distill_targets(y, teacher_probs[idxs], distill)   # [N, C]
-        return EmbeddingsDL(CachedEmbeddings(cache, y, idxs), bs=bs, shuffle=shuffle, drop_last=False,
+        return EmbeddingsDL(CachedEmbeddings(cache, y, idxs, vocab), bs=bs, shuffle=shuffle, drop_last=False,
                             bucket=bucket, num_workers=num_workers, device=device)
-    dls = DataLoaders(dl('train', True), dl('dev', False), device=device)
-    dls.c, dls.vocab = n_classes(task), list(SST5_LABELS if task == 'sst5' else SST2_LABELS)
-    return dls, dl('test', False)
+    return DataLoaders(dl('train', True), dl('dev', False), device=device), dl('test', False)   # `dls.vocab`, `dls.c`: the sets' own
 
 def sst_model(dls:DataLoaders, architecture:str='paper', n_iters:int=3, d_parts:int=64, n_parts:int=64, routing:str='heinsen', d_pose:int=2,
               part_init:str='kaiming') -> SSTCapsNet:

@@ -4,15 +4,16 @@
 
 # %% ../nbs/02_training.ipynb #965c3f80
 from __future__ import annotations
-import contextvars, functools, hashlib, io, json, math, os, pickle, random, struct, sys, tempfile, time
+import contextvars, functools, hashlib, io, json, math, os, pickle, random, struct, sys, tempfile, time, warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
+import cloudpickle   # what fastai's `export` pickles with
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from fastcore.basics import store_attr
+from fastcore.basics import listify, store_attr
 from fastcore.meta import delegates
 from fastcore.script import call_parse, is_cli   # is_cli: fastcore 1.14.3 or later (settings.ini requires it)
 from .core import import_fastai_quietly
@@ -23,7 +24,7 @@ from fastai.data.core import DataLoaders, FilteredBase
 from fastai.data.load import DataLoader
 from fastai.learner import AvgSmoothLoss, Learner, Recorder
 from fastai.optimizer import OptimWrapper, RAdam
-from fastai.torch_core import set_seed
+from fastai.torch_core import rank_distrib, set_seed
 from torch.utils.data import TensorDataset
 from .core import default_device, check_positive_ints, check_seed, name_python_m_command
 from .routing import float32_if_half   # half-precision scores to float32 for a stable log-softmax
@@ -32,13 +33,13 @@ from .routing import float32_if_half   # half-precision scores to float32 for a 
 __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILES', 'BAD_INPUT', 'capsule_scores',
            'CapsuleCrossEntropy', 'class_indices', 'capsule_accuracy', 'SpreadLoss', 'reduce_loss', 'SpreadMargin',
            'MarginLoss', 'check_loss_name', 'PaperOneCycle', 'paper_radam', 'foreach_radam', 'pad_crop',
-           'random_pad_crop', 'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'CapsuleLearner',
-           'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'atomic_save',
-           'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr', 'check_model_repr',
-           'check_run_settings', 'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback', 'load_checkpoint',
-           'quiet_learner', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet',
-           'evaluate_checkpoint', 'compile_whole_model', 'check_out_folder', 'bad_input_message', 'cli_errors',
-           'running_as_command', 'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
+           'random_pad_crop', 'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'EmptyForNone',
+           'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'current_umask',
+           'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr',
+           'check_model_repr', 'check_run_settings', 'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback',
+           'load_checkpoint', 'quiet_learner', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls',
+           'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model', 'check_out_folder', 'bad_input_message',
+           'cli_errors', 'running_as_command', 'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -303,8 +304,16 @@ class WeightAverage(Callback):
     def __repr__(self): return f"WeightAverage(decay={self.decay})"
 
 # %% ../nbs/02_training.ipynb #9db774e1
+class EmptyForNone(Callback):
+    "While `get_preds` gathers the model's outputs: each that is `None` (`sig2_out` of dynamic routing and inverted attention) as an empty [B, 0] tensor, which fastai can concatenate"
+    def after_pred(self):
+        pred = self.learn.pred
+        if isinstance(pred, tuple) and any(o is None for o in pred):
+            empty = pred[0].new_empty(len(pred[0]), 0)   # [B, 0]
+            self.learn.pred = tuple(empty if o is None else o for o in pred)
+
 class CapsuleLearner(Learner):
-    "A fastai `Learner` whose `fit(start_epoch=k)` starts at epoch `k` without logging the skipped epochs"
+    "A fastai `Learner` whose `fit(start_epoch=k)` starts at epoch `k` without logging the skipped epochs, and whose `get_preds`, `predict` and `export` work for capsule models on plain DataLoaders"
     first_epoch = 0
     def _do_fit(self):
         for epoch in range(self.first_epoch, self.n_epoch):
@@ -316,6 +325,42 @@ class CapsuleLearner(Learner):
         self.first_epoch = start_epoch
         try: super().fit(n_epoch, lr=lr, wd=wd, cbs=cbs, reset_opt=reset_opt, start_epoch=0)
         finally: self.first_epoch = 0
+
+    def get_preds(self, *args, cbs=None, **kwargs):
+        "fastai's `get_preds` (`args` and `kwargs` go to it); a model output that is `None` is gathered as an empty [N, 0] tensor (`EmptyForNone`)"
+        return super().get_preds(*args, cbs=[*listify(cbs), EmptyForNone()], **kwargs)
+
+    def predict(self, item, with_input:bool=False):
+        "fastai's `(label, class, probabilities)` of one item, its inputs without a target (a tensor, or a tuple of them); `label` is `dls.vocab[class]` where the data name their classes, else the class index"
+        item = (item,) if isinstance(item, torch.Tensor) else tuple(item)
+        with self.no_bar():   # one item: no progress bar
+            inp, probs, _, classes = self.get_preds(dl=self.dls.test_dl([item], num_workers=0), with_input=True, with_decoded=True)
+        vocab = getattr(self.dls, 'vocab', None)   # the data set's class names, where it has them
+        res = (int(classes[0]) if vocab is None else vocab[int(classes[0])], classes[0], probs[0])
+        if not with_input: return res
+        inputs = tuple(t[0] for t in (inp if isinstance(inp, (tuple, list)) else (inp,)))
+        return (inputs[0] if len(inputs) == 1 else inputs, *res)
+
+    def export(self, fname:str|Path='export.pkl', pickle_protocol:int=2):
+        "fastai's `export`, written atomically and the learner left whole if it fails: the model, loss and callbacks without the data or the optimizer's state, for `load_learner`"
+        if rank_distrib(): return   # one file, from the main process
+        for k, dl in enumerate(self.dls.loaders):
+            if not hasattr(dl.dataset, 'new_empty'):   # fastai empties each set to keep none of its data
+                name = ('training', 'validation')[k] if k < 2 else f'number {k}'
+                raise TypeError(f"export saves no data: it empties each data set, and the {name} set, a {type(dl.dataset).__name__}, cannot be emptied "
+                                "(it has no new_empty()): build the DataLoaders on TensorItems (capsule_routing.vision), "
+                                "CachedEmbeddings (capsule_routing.embeddings) or a fastai Datasets")
+        self._end_cleanup()
+        dls, opt_state = self.dls, (self.opt.state_dict() if self.opt is not None else None)
+        try:
+            self.dls, self.opt = dls.new_empty(), None
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')   # as fastai's: PyTorch's notes on saving whole modules
+                atomic_save(self, Path(self.path)/fname, pickle_module=cloudpickle, pickle_protocol=pickle_protocol)   # cloudpickle: as fastai's
+        finally:   # the data and the optimizer's state come back whether or not the file was written
+            self.dls = dls
+            self.create_opt()
+            if opt_state is not None: self.opt.load_state_dict(opt_state)
 
 # %% ../nbs/02_training.ipynb #f287b588
 class DeviceSmoothLoss(AvgSmoothLoss):
@@ -377,8 +422,8 @@ def current_umask() -> int:
     umask = os.umask(0o022); os.umask(umask)
     return umask
 
-def atomic_save(obj, path:str|Path) -> Path:
-    "`torch.save` `obj` to `path` through a temporary file in the same folder and an atomic rename"
+def atomic_save(obj, path:str|Path, **kwargs) -> Path:
+    "`torch.save` `obj` (with `kwargs`, e.g. `pickle_module`) to `path` through a temporary file in the same folder and an atomic rename"
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
@@ -386,7 +431,7 @@ def atomic_save(obj, path:str|Path) -> Path:
     try:
         with os.fdopen(fd, 'wb') as f:   # owns fd from here: closed however the block ends
             os.fchmod(f.fileno(), 0o666 & ~umask)
-            torch.save(obj, f)
+            torch.save(obj, f, **kwargs)
             f.flush(); os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip, struct
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Sequence
 import numpy as np
 import torch
 from fastcore.basics import chunked
@@ -18,14 +19,14 @@ from fastai.data.load import DataLoader
 from torch.utils.data import TensorDataset
 from .core import default_device, open_maybe_gzip, is_int, name_python_m_command
 from .downloads import check_checksum, download_file, sha256sum, download_for_command_line
-from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb
+from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb, SMALLNORB_CLASSES
 
 # %% auto #0
 __all__ = ['IDX_TYPES', 'FASHION_MNIST_CLASSES', 'FASHION_MNIST_FILES', 'FASHION_MNIST_URL', 'FASHION_MNIST_CHECKSUMS',
            'idx_header', 'write_idx', 'read_idx', 'verify_sha256sums', 'FashionMNIST', 'load_fashion_mnist',
-           'download_fashion_mnist', 'show_images', 'check_valid_count', 'stratified_split', 'TensorBatchDL',
-           'uint8_to_unit', 'tensor_dataloaders', 'fashion_mnist_dataloaders', 'smallnorb_dataloaders',
-           'fashion_mnist_capsnet', 'fashion_mnist_main']
+           'download_fashion_mnist', 'show_images', 'check_valid_count', 'stratified_split', 'TensorItems',
+           'tensor_items', 'TensorBatchDL', 'uint8_to_unit', 'tensor_dataloaders', 'fashion_mnist_dataloaders',
+           'smallnorb_dataloaders', 'fashion_mnist_capsnet', 'fashion_mnist_main']
 
 # %% ../nbs/03a_fashion_mnist.ipynb #a3a2fec6
 IDX_TYPES = {0x08: np.dtype('u1'), 0x09: np.dtype('i1'), 0x0B: np.dtype('>i2'),
@@ -177,8 +178,29 @@ def stratified_split(labels:np.ndarray, # [N] class labels
     return np.setdiff1d(np.arange(len(labels)), valid), valid
 
 # %% ../nbs/03a_fashion_mnist.ipynb #eaf2d582
+class TensorItems(TensorDataset):
+    "A `TensorDataset` (inputs, then the target) that names its classes (`vocab`) and that fastai's `learn.export` can empty"
+    def __init__(self, *tensors:torch.Tensor, vocab:Sequence[str]|None=None):
+        super().__init__(*tensors)
+        self.vocab = None if vocab is None else list(vocab)
+    def new_empty(self):
+        "No items; the same item shapes, dtypes and class names (what `learn.export` keeps of the data)"
+        return type(self)(*(t[:0].clone() for t in self.tensors), vocab=self.vocab)   # cloned: a view would save its whole storage
+
+def tensor_items(data) -> TensorItems:
+    "`data` as `TensorItems`: a `TensorDataset`, one tensor (inputs alone: `learn.dls.test_dl(images)`), or a list of items, each a tensor or a tuple of tensors (`learn.predict` passes one)"
+    if isinstance(data, TensorItems): return data
+    if isinstance(data, TensorDataset): return TensorItems(*data.tensors)
+    if isinstance(data, torch.Tensor): return TensorItems(data)
+    items = [(item,) if isinstance(item, torch.Tensor) else item for item in data] if isinstance(data, (list, tuple)) else None
+    if not items or not all(isinstance(item, tuple) and all(isinstance(t, torch.Tensor) for t in item) for item in items):
+        raise TypeError(f"expected a TensorDataset, a tensor, or a list of tensors or of tuples of tensors; received {type(data).__name__}"
+                        f"{' of ' + type(data[0]).__name__ if isinstance(data, (list, tuple)) and len(data) else ''}")
+    return TensorItems(*(torch.stack(field) for field in zip(*items)))   # one [n, ...] tensor per field
+
 class TensorBatchDL(DataLoader):
-    "A fastai `DataLoader` over a `TensorDataset` that gathers each batch with one indexing operation"
+    "A fastai `DataLoader` over `TensorItems` (or anything `tensor_items` takes) that gathers each batch with one indexing operation"
+    def __init__(self, dataset=None, **kwargs): super().__init__(None if dataset is None else tensor_items(dataset), **kwargs)
     def create_batches(self, samps):
         for idx in chunked(samps, self.bs, drop_last=self.drop_last):
             yield self.dataset[torch.tensor(idx, device=self.dataset.tensors[0].device)]  # tuple of [bs, ...]
@@ -193,10 +215,11 @@ def tensor_dataloaders(train:tuple, # (images [N, C, H, W], labels [N]) tensors 
                        bs:int=20, # batch size
                        device:str|torch.device|None=None, # where batches go; default `default_device()`
                        data_device:str|torch.device|None=None, # where the arrays are kept (default: the CPU); the GPU avoids a copy per batch
+                       vocab:Sequence[str]|None=None, # the class names (`dls.vocab`: `learn.predict` names its class with them)
                       ) -> DataLoaders:
     "fastai `DataLoaders`: shuffled full training batches and ordered validation batches, uint8 made [0, 1] floats on the device"
     device = torch.device(device) if device is not None else default_device()
-    make = lambda xy, **kw: TensorBatchDL(TensorDataset(*(t.to(data_device or 'cpu') for t in xy)), bs=bs, device=device,
+    make = lambda xy, **kw: TensorBatchDL(TensorItems(*(t.to(data_device or 'cpu') for t in xy), vocab=vocab), bs=bs, device=device,
                                           after_batch=uint8_to_unit, **kw)
     return DataLoaders(make(train, shuffle=True, drop_last=True), make(valid), device=device)
 
@@ -214,8 +237,9 @@ def fashion_mnist_dataloaders(data, # folder with the Fashion-MNIST IDX files
     x = torch.from_numpy(ds.train_images)[:, None]  # [60000, 1, 28, 28]
     y = torch.from_numpy(ds.train_labels)            # [60000]
     data_device = device if device.type == 'cuda' else None
-    dls = tensor_dataloaders((x[train_idx], y[train_idx]), (x[valid_idx], y[valid_idx]), bs, device, data_device)
-    test = TensorDataset(torch.from_numpy(ds.test_images)[:, None].to(data_device or 'cpu'), torch.from_numpy(ds.test_labels).to(data_device or 'cpu'))
+    dls = tensor_dataloaders((x[train_idx], y[train_idx]), (x[valid_idx], y[valid_idx]), bs, device, data_device, FASHION_MNIST_CLASSES)
+    test = TensorItems(torch.from_numpy(ds.test_images)[:, None].to(data_device or 'cpu'), torch.from_numpy(ds.test_labels).to(data_device or 'cpu'),
+                       vocab=FASHION_MNIST_CLASSES)
     return dls, TensorBatchDL(test, bs=bs, device=device, after_batch=uint8_to_unit)
 
 # %% ../nbs/03a_fashion_mnist.ipynb #d9641bf7
@@ -232,9 +256,9 @@ def smallnorb_dataloaders(data, # folder with the smallNORB files (see `capsule_
     train, test = load_smallnorb(data, 'train'), load_smallnorb(data, 'test')
     train_idx, valid_idx = holdout_instances(train.labels, train.instance, n_per_category=n_valid_per_category, seed=seed)
     pairs = lambda idx: (torch.from_numpy(train.images[idx]), torch.from_numpy(train.labels[idx].astype(np.int64)))  # [n, 2, H, W] uint8 (read from the file here), [n]
-    dls = tensor_dataloaders(pairs(train_idx), pairs(valid_idx), bs, device, data_device)
-    test_ds = TensorDataset(torch.from_numpy(np.array(test.images)).to(data_device or 'cpu'),
-                            torch.from_numpy(test.labels.astype(np.int64)).to(data_device or 'cpu'))
+    dls = tensor_dataloaders(pairs(train_idx), pairs(valid_idx), bs, device, data_device, SMALLNORB_CLASSES)
+    test_ds = TensorItems(torch.from_numpy(np.array(test.images)).to(data_device or 'cpu'),
+                          torch.from_numpy(test.labels.astype(np.int64)).to(data_device or 'cpu'), vocab=SMALLNORB_CLASSES)
     return dls, TensorBatchDL(test_ds, bs=bs, device=device, after_batch=uint8_to_unit)
 
 # %% ../nbs/03a_fashion_mnist.ipynb #042bcacd
