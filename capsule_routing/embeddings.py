@@ -507,6 +507,10 @@ def _build(texts, tf, folder:Path, key:str, shard_size, max_tokens, max_bs, prog
     (folder/'plan.json').unlink()   # only now: killed before the rename, the plan keeps the finished .partial reusable
 
 # %% ../nbs/04a_embeddings.ipynb #c2f952b0
+from .core import import_fastai_quietly
+import_fastai_quietly()   # fastai's own import raises a deprecation notice; see `core.import_fastai_quietly`
+from fastai.data.transforms import CategoryMap
+
 class CachedEmbeddings:
     "Items `(embs [n_i, L, D] fp16 tensor, label)` read lazily from an `EmbeddingCache`, through optional `idxs`; a label is a class or a row of class probabilities; without labels, items `(embs,)`"
     n_inp = 2   # a batch is (mask, embs, label): two inputs for the model
@@ -516,7 +520,7 @@ class CachedEmbeddings:
                  idxs:ArrayLike|None=None, # which texts of the cache are the items (default: all, in order)
                  vocab:Sequence[str]|None=None, # the class names (`dls.vocab`: `learn.predict` names its class with them)
                 ):
-        self.cache, self.vocab = cache, None if vocab is None else list(vocab)
+        self.cache, self.vocab = cache, None if vocab is None else CategoryMap(list(vocab), sort=False)   # fastai's kind: its ClassificationInterpretation reads it
         self.idxs = np.arange(len(cache)) if idxs is None else np.asarray(idxs, dtype=np.int64)
         self.labels = None if labels is None else np.asarray(labels)
         if self.labels is not None:
@@ -564,8 +568,6 @@ def pad_collate(items, # `(embs [n_i, L, D], label)` pairs, or `(embs,)` without
     return mask, embs, (torch.stack(labels) if torch.is_tensor(labels[0]) else torch.tensor(labels))
 
 # %% ../nbs/04a_embeddings.ipynb #1fbbefe7
-from .core import import_fastai_quietly
-import_fastai_quietly()   # fastai's own import raises a deprecation notice; see `core.import_fastai_quietly`
 from fastai.data.load import DataLoader
 
 class EmbeddingsDL(DataLoader):

@@ -16,6 +16,7 @@ from .core import import_fastai_quietly
 import_fastai_quietly()   # fastai's own import raises a deprecation notice; see `core.import_fastai_quietly`
 from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
+from fastai.data.transforms import CategoryMap
 from torch.utils.data import TensorDataset
 from .core import default_device, open_maybe_gzip, is_int, name_python_m_command
 from .downloads import check_checksum, download_file, sha256sum, download_for_command_line
@@ -182,7 +183,9 @@ class TensorItems(TensorDataset):
     "A `TensorDataset` (inputs, then the target) that names its classes (`vocab`) and that fastai's `learn.export` can empty"
     def __init__(self, *tensors:torch.Tensor, vocab:Sequence[str]|None=None):
         super().__init__(*tensors)
-        self.vocab = None if vocab is None else list(vocab)
+        self.vocab = None if vocab is None else CategoryMap(list(vocab), sort=False)   # fastai's kind: its ClassificationInterpretation reads it
+    @property
+    def c(self) -> int|None: return None if self.vocab is None else len(self.vocab)   # fastai's `dls.c`, the number of classes
     def new_empty(self):
         "No items; the same item shapes, dtypes and class names (what `learn.export` keeps of the data)"
         return type(self)(*(t[:0].clone() for t in self.tensors), vocab=self.vocab)   # cloned: a view would save its whole storage
