@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_training.ipynb #965c3f80
 from __future__ import annotations
-import contextvars, functools, hashlib, io, json, math, os, pickle, random, struct, sys, tempfile, time, warnings
+import contextvars, functools, hashlib, io, json, math, os, pickle, random, re, struct, sys, tempfile, time, warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
@@ -19,6 +19,7 @@ from fastcore.script import call_parse, is_cli   # is_cli: fastcore 1.14.3 or la
 from .core import import_fastai_quietly
 import_fastai_quietly()   # fastai's own import raises a deprecation notice; see `core.import_fastai_quietly`
 from fastai.callback.core import Callback, CancelEpochException
+import fastai.callback.hook   # gives `Learner` its `summary`
 from fastai.callback.schedule import ParamScheduler
 from fastai.data.core import DataLoaders, FilteredBase
 from fastai.data.load import DataLoader
@@ -33,13 +34,14 @@ from .routing import float32_if_half   # half-precision scores to float32 for a 
 __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILES', 'BAD_INPUT', 'capsule_scores',
            'CapsuleCrossEntropy', 'class_indices', 'capsule_accuracy', 'SpreadLoss', 'reduce_loss', 'SpreadMargin',
            'MarginLoss', 'check_loss_name', 'PaperOneCycle', 'paper_radam', 'foreach_radam', 'pad_crop',
-           'random_pad_crop', 'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'EmptyForNone',
-           'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'current_umask',
-           'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr',
-           'check_model_repr', 'check_run_settings', 'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback',
-           'load_checkpoint', 'quiet_learner', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls',
-           'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model', 'check_out_folder', 'bad_input_message',
-           'cli_errors', 'running_as_command', 'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
+           'random_pad_crop', 'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'none_as_empty',
+           'EmptyForNone', 'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner',
+           'current_umask', 'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr',
+           'model_repr', 'check_model_repr', 'check_run_settings', 'check_resumed_monitor', 'data_fingerprint',
+           'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'check_epochs', 'fit_paper', 'synthetic_textures',
+           'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model', 'check_out_folder',
+           'bad_input_message', 'cli_errors', 'running_as_command', 'run_command', 'interrupted_hint', 'train_main',
+           'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -304,16 +306,19 @@ class WeightAverage(Callback):
     def __repr__(self): return f"WeightAverage(decay={self.decay})"
 
 # %% ../nbs/02_training.ipynb #9db774e1
+def none_as_empty(out):
+    "A model's or a layer's output with each `None` in it (`sig2_out` of dynamic routing and inverted attention) as an empty [B, 0] tensor, which fastai can gather and measure"
+    if not (isinstance(out, tuple) and any(o is None for o in out)): return out
+    first = next(o for o in out if isinstance(o, torch.Tensor))   # [B, ...]
+    empty = first.new_empty(len(first), 0)                         # [B, 0]
+    return tuple(empty if o is None else o for o in out)
+
 class EmptyForNone(Callback):
-    "While `get_preds` gathers the model's outputs: each that is `None` (`sig2_out` of dynamic routing and inverted attention) as an empty [B, 0] tensor, which fastai can concatenate"
-    def after_pred(self):
-        pred = self.learn.pred
-        if isinstance(pred, tuple) and any(o is None for o in pred):
-            empty = pred[0].new_empty(len(pred[0]), 0)   # [B, 0]
-            self.learn.pred = tuple(empty if o is None else o for o in pred)
+    "While `get_preds` gathers the model's outputs: `none_as_empty`, since fastai cannot concatenate `None`"
+    def after_pred(self): self.learn.pred = none_as_empty(self.learn.pred)
 
 class CapsuleLearner(Learner):
-    "A fastai `Learner` whose `fit(start_epoch=k)` starts at epoch `k` without logging the skipped epochs, and whose `get_preds`, `predict` and `export` work for capsule models on plain DataLoaders"
+    "A fastai `Learner` whose `fit(start_epoch=k)` starts at epoch `k` without logging the skipped epochs, and whose `get_preds`, `summary`, `predict` and `export` work for capsule models on plain DataLoaders"
     first_epoch = 0
     def _do_fit(self):
         for epoch in range(self.first_epoch, self.n_epoch):
@@ -329,6 +334,24 @@ class CapsuleLearner(Learner):
     def get_preds(self, *args, cbs=None, **kwargs):
         "fastai's `get_preds` (`args` and `kwargs` go to it); a model output that is `None` is gathered as an empty [N, 0] tensor (`EmptyForNone`)"
         return super().get_preds(*args, cbs=[*listify(cbs), EmptyForNone()], **kwargs)
+
+    def summary(self) -> str:
+        "fastai's `summary` of a capsule model: a layer's output that is `None` shows as an empty [B, 0] tensor (`none_as_empty`; fastai's fails), and every parameter counts (fastai's counts those of layers without sub-layers that have a `weight`)"
+        owners = [(name, m) for name, m in self.model.named_modules() if next(m.parameters(recurse=False), None) is not None]
+        unmarked = [m for _, m in owners if next(m.children(), None) is None and not hasattr(m, 'weight')]   # routing layers: W, B, ...
+        hooks = [m.register_forward_hook(lambda module, inp, out: none_as_empty(out), prepend=True) for m in self.model.modules()]   # before fastai's own
+        for m in unmarked: m.weight = None   # fastai's mark of a layer whose parameters it counts
+        try: text = super().summary()
+        finally:
+            for h in hooks: h.remove()
+            for m in unmarked: del m.weight
+        rowless = [(name or type(m).__name__, sum(p.numel() for p in m.parameters(recurse=False))) for name, m in owners if next(m.children(), None) is not None]
+        if not rowless: return text   # fastai's rows hold every parameter
+        params = list(self.model.parameters())
+        n, n_trainable = sum(p.numel() for p in params), sum(p.numel() for p in params if p.requires_grad)
+        totals = (f"Parameters of layers with sub-layers, in no row above: {', '.join(f'{name} {k:,}' for name, k in rowless)}\n"
+                  f"Total params: {n:,}\nTotal trainable params: {n_trainable:,}\nTotal non-trainable params: {n - n_trainable:,}\n")
+        return type(text)(re.sub(r'Total params: .*\nTotal trainable params: .*\nTotal non-trainable params: .*\n', lambda _: totals, text, count=1))
 
     def predict(self, item, with_input:bool=False):
         "fastai's `(label, class, probabilities)` of one item, its inputs without a target (a tensor, or a tuple of them); `label` is `dls.vocab[class]` where the data name their classes, else the class index"

@@ -139,16 +139,18 @@ def download_fashion_mnist(folder, # where the four .gz files go (created if nee
 
 # %% ../nbs/03a_fashion_mnist.ipynb #3edb988a
 def show_images(images:np.ndarray, # [N, H, W] uint8
-                labels:np.ndarray, # [N]
-                classes=FASHION_MNIST_CLASSES, # class names
+                labels:np.ndarray|None=None, # [N] classes, shown as the images' titles
+                classes:Sequence[str]|None=FASHION_MNIST_CLASSES, # class names (None: the class numbers)
                 n:int=10, # how many to draw
                 title:str|None=None,
                ):
     "Draw the first `n` images with their class names"
     import matplotlib.pyplot as plt
-    fig, axs = plt.subplots(1, n, figsize=(1.3*n, 1.7))
-    for ax, image, label in zip(axs, images[:n], labels[:n]):
-        ax.imshow(image, cmap='gray_r', vmin=0, vmax=255); ax.set_title(classes[label], fontsize=8); ax.axis('off')
+    n = min(n, len(images))
+    fig, axs = plt.subplots(1, n, figsize=(1.3*n, 1.7), squeeze=False)
+    for k, (ax, image) in enumerate(zip(axs[0], images[:n])):
+        ax.imshow(image, cmap='gray_r', vmin=0, vmax=255); ax.axis('off')
+        if labels is not None: ax.set_title(str(labels[k]) if classes is None else classes[labels[k]], fontsize=8)
     if title: fig.suptitle(title, fontsize=9)
     return fig
 
@@ -207,6 +209,15 @@ class TensorBatchDL(DataLoader):
     def create_batches(self, samps):
         for idx in chunked(samps, self.bs, drop_last=self.drop_last):
             yield self.dataset[torch.tensor(idx, device=self.dataset.tensors[0].device)]  # tuple of [bs, ...]
+    def show_batch(self, b:tuple|None=None, # a batch `(images, labels)` or `(images,)`; default: `one_batch()`
+                   max_n:int=9, title:str|None=None):
+        "fastai's `show_batch` for images: the first `max_n` of a batch with their class names, each image's channels side by side (a smallNORB stereo pair)"
+        x, *y = self.one_batch() if b is None else b                                # x [B, C, H, W]
+        x = x[:max_n].detach().cpu()
+        if x.is_floating_point(): x = (x * 255).round().clamp(0, 255).to(torch.uint8)  # from [0, 1] (`uint8_to_unit`)
+        B, C, H, W = x.shape
+        pictures = x.permute(0, 2, 1, 3).reshape(B, H, C * W)                       # [B, H, C*W]: the channels side by side
+        return show_images(pictures.numpy(), y[0][:max_n].cpu().numpy() if y else None, self.dataset.vocab, n=B, title=title)
 
 def uint8_to_unit(batch:tuple) -> tuple:
     "Images (the batch's first tensor) from uint8 pixels to floats in [0, 1]; floats pass unchanged"
