@@ -13,12 +13,13 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from fastcore.basics import listify, store_attr
+from fastcore.basics import store_attr
 from fastcore.meta import delegates
 from fastcore.script import call_parse, is_cli   # is_cli: fastcore 1.14.3 or later (settings.ini requires it)
 from .core import import_fastai_quietly
 import_fastai_quietly()   # fastai's own import raises a deprecation notice; see `core.import_fastai_quietly`
-from fastai.callback.core import Callback, CancelEpochException
+from fastai.callback.core import Callback, CancelEpochException, GatherPredsCallback
+from fastai.callback.fp16 import MixedPrecision   # also gives `Learner` its `to_fp16` and `to_bf16`
 import fastai.callback.hook   # gives `Learner` its `summary`
 from fastai.callback.schedule import ParamScheduler
 from fastai.data.core import DataLoaders, FilteredBase
@@ -314,11 +315,13 @@ def none_as_empty(out):
     return tuple(empty if o is None else o for o in out)
 
 class EmptyForNone(Callback):
-    "While `get_preds` gathers the model's outputs: `none_as_empty`, since fastai cannot concatenate `None`"
-    def after_pred(self): self.learn.pred = none_as_empty(self.learn.pred)
+    "`none_as_empty` on the model's output where fastai fails on a `None`: while `get_preds` gathers the outputs, and before `MixedPrecision` casts them"
+    order = MixedPrecision.order - 1   # before its cast
+    def after_pred(self):
+        if any(isinstance(cb, (GatherPredsCallback, MixedPrecision)) for cb in self.learn.cbs): self.learn.pred = none_as_empty(self.learn.pred)
 
 class CapsuleLearner(Learner):
-    "A fastai `Learner` whose `fit(start_epoch=k)` starts at epoch `k` without logging the skipped epochs, and whose `get_preds`, `summary`, `predict` and `export` work for capsule models on plain DataLoaders"
+    "A fastai `Learner` whose `fit(start_epoch=k)` starts at epoch `k` without logging the skipped epochs, and whose `summary`, `predict` and `export` work for capsule models on plain DataLoaders"
     first_epoch = 0
     def _do_fit(self):
         for epoch in range(self.first_epoch, self.n_epoch):
@@ -330,10 +333,6 @@ class CapsuleLearner(Learner):
         self.first_epoch = start_epoch
         try: super().fit(n_epoch, lr=lr, wd=wd, cbs=cbs, reset_opt=reset_opt, start_epoch=0)
         finally: self.first_epoch = 0
-
-    def get_preds(self, *args, cbs=None, **kwargs):
-        "fastai's `get_preds` (`args` and `kwargs` go to it); a model output that is `None` is gathered as an empty [N, 0] tensor (`EmptyForNone`)"
-        return super().get_preds(*args, cbs=[*listify(cbs), EmptyForNone()], **kwargs)
 
     def summary(self) -> str:
         "fastai's `summary` of a capsule model: a layer's output that is `None` shows as an empty [B, 0] tensor (`none_as_empty`; fastai's fails), and every parameter counts (fastai's counts those of layers without sub-layers that have a `weight`)"
@@ -425,7 +424,7 @@ def capsule_learner(dls:DataLoaders, # batches `(*inputs, target)` with integer 
     device = torch.device(device) if device is not None else (getattr(dls, 'device', None) or default_device())
     dls.to(device)
     loss_func = CapsuleCrossEntropy() if loss_func is None else loss_func
-    extra = [SmoothLossOnDevice()]
+    extra = [SmoothLossOnDevice(), EmptyForNone()]
     if isinstance(loss_func, SpreadLoss): extra.append(SpreadMargin(loss_func))
     if pad: extra.append(PadCropCallback(pad))
     if isinstance(mixup, Callback): extra.append(mixup)
