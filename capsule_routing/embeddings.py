@@ -4,7 +4,7 @@
 
 # %% ../nbs/04a_embeddings.ipynb #f3ca26d9
 from __future__ import annotations
-import copy, os, io, re, json, hashlib, time, shutil, inspect
+import copy, functools, os, io, re, json, hashlib, time, shutil, inspect, warnings
 from collections.abc import Sequence
 from pathlib import Path
 import numpy as np
@@ -17,8 +17,8 @@ from .downloads import sha256sum
 # %% auto #0
 __all__ = ['CACHE_FORMAT', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer', 'FrozenTransformer',
            'hidden_states', 'length_batches', 'texts_digest', 'cache_key', 'EmbeddingCache', 'default_cache_dir',
-           'cache_folder', 'find_cache', 'embed_to_cache', 'CachedEmbeddings', 'pad_collate', 'EmbeddingsDL',
-           'mean_pooled']
+           'cache_folder', 'find_cache', 'embed_to_cache', 'CachedEmbeddings', 'live_transformer', 'TextItems',
+           'pad_collate', 'EmbeddingsDL', 'mean_pooled']
 
 # %% ../nbs/04a_embeddings.ipynb #ecbca8f4
 def end_token_ids(tokenizer) -> set[int]:
@@ -512,7 +512,7 @@ import_fastai_quietly()   # fastai's own import raises a deprecation notice; see
 from fastai.data.transforms import CategoryMap
 
 class CachedEmbeddings:
-    "Items `(embs [n_i, L, D] fp16 tensor, label)` read lazily from an `EmbeddingCache`, through optional `idxs`; a label is a class or a row of class probabilities; without labels, items `(embs,)`"
+    "Items `(embs [n_i, L, D] fp16 tensor, label)` read lazily from an `EmbeddingCache`, through optional `idxs`; a label is a class or a row of class probabilities; without labels, items `(embs,)`; `transformer`: the cache's model and settings"
     n_inp = 2   # a batch is (mask, embs, label): two inputs for the model
     def __init__(self,
                  cache:EmbeddingCache,
@@ -531,6 +531,8 @@ class CachedEmbeddings:
         if len(self.idxs) and (self.idxs.min() < 0 or self.idxs.max() >= len(cache)):
             raise ValueError(f"idxs must lie in [0, {len(cache)}) for this cache")
         self.lengths = cache.lengths[self.idxs]
+        ident = cache.manifest.get('identity', {})   # the settings that embed new texts as these were (`TextItems`)
+        self.transformer = dict(name=cache.manifest['model'], dtype=ident.get('dtype', 'float32'), max_len=ident.get('max_len'))
     def __len__(self): return len(self.idxs)
     @property
     def c(self) -> int|None: return None if self.vocab is None else len(self.vocab)   # fastai's `dls.c`, the number of classes
@@ -552,6 +554,32 @@ class CachedEmbeddings:
         if self.labels is not None: empty.labels = self.labels[:0]
         return empty
 
+# %% ../nbs/04a_embeddings.ipynb #0a66b28b
+@functools.lru_cache(maxsize=2)
+def live_transformer(name:str, # hub name or local folder, as a cache's manifest records it
+                     dtype:str='float32', # the weights' dtype while embedding
+                     max_len:int|None=None, # longest token sequence (None: the model's window)
+                    ) -> FrozenTransformer:
+    "The `FrozenTransformer` of these settings, made once and kept: texts embedded for predictions load the model once"
+    return FrozenTransformer(name, dtype=getattr(torch, dtype), max_len=max_len)
+
+class TextItems:
+    "Items `(embs [n_i, L, D] fp16,)` of `texts`, each embedded when read by `transformer` (`CachedEmbeddings.transformer`: name, dtype, max_len)"
+    n_inp = 2   # a batch is (mask, embs)
+    def __init__(self, texts:list[str], transformer:dict):
+        texts = list(texts)
+        bad = [i for i, t in enumerate(texts) if not isinstance(t, str) or not t.strip()]
+        if bad: raise ValueError(f"texts must be non-empty strings; not at positions {bad}")
+        self.texts, self.transformer = texts, live_transformer(**transformer)
+        self.ids, cut = self.transformer.encode(texts)
+        if cut: warnings.warn(f"{len(cut)} of {len(texts)} texts exceed {self.transformer.max_len} tokens and were cut to them (as the caches "
+                              f"cut theirs): positions {cut}", stacklevel=2)
+        self.lengths = np.array([len(ids) for ids in self.ids])
+    def __len__(self): return len(self.texts)
+    def __getitem__(self, i):
+        hs, _ = self.transformer.embed_batch([self.ids[i]])   # [1, n_i, L, D] float32
+        return (hs[0].half(),)                                # rounded to fp16, as the caches hold it
+
 # %% ../nbs/04a_embeddings.ipynb #26cd9a4d
 def pad_collate(items, # `(embs [n_i, L, D], label)` pairs, or `(embs,)` without labels
                 dtype:torch.dtype=torch.float32, # dtype of the batch's embeddings
@@ -571,15 +599,15 @@ def pad_collate(items, # `(embs [n_i, L, D], label)` pairs, or `(embs,)` without
 from fastai.data.load import DataLoader
 
 class EmbeddingsDL(DataLoader):
-    "fastai DataLoader over `CachedEmbeddings` (or a whole `EmbeddingCache`, unlabelled: `learn.dls.test_dl(cache)`) giving `(mask, embs, labels)` batches, bucketed by length"
+    "fastai DataLoader over `CachedEmbeddings` (or a whole `EmbeddingCache`, unlabelled: `learn.dls.test_dl(cache)`, or texts: `learn.dls.test_dl(texts)`) giving `(mask, embs, labels)` batches, bucketed by length"
     n_inp = 2
     def __init__(self, dataset:CachedEmbeddings|EmbeddingCache, bs:int=20, shuffle:bool=False,
                  bucket:int=50, # batches per length-sorted chunk when shuffling
                  dtype:torch.dtype=torch.float32, **kwargs):
         if isinstance(dataset, EmbeddingCache): dataset = CachedEmbeddings(dataset)
         if isinstance(dataset, (list, tuple)):   # what fastai's test_dl makes of `learn.predict(item)`
-            raise TypeError("EmbeddingsDL reads CachedEmbeddings or an EmbeddingCache, not a list of items: embed the texts "
-                            "(`embed_to_cache`) and pass the cache, or call `capsule_routing.sst_analysis.classify_texts`")
+            raise TypeError("EmbeddingsDL reads CachedEmbeddings, an EmbeddingCache or texts (through `new`, as `test_dl` passes "
+                            "them), not a list of other items: give the texts themselves, or embed them into a cache (`embed_to_cache`)")
         self.bucket, self.dtype = bucket, dtype
         super().__init__(dataset, bs=bs, shuffle=shuffle, **kwargs)
 
@@ -602,6 +630,9 @@ class EmbeddingsDL(DataLoader):
     def create_batch(self, b): return pad_collate(b, self.dtype)
 
     def new(self, dataset=None, cls=None, **kwargs):
+        texts = [t[0] if isinstance(t, tuple) and len(t) == 1 else t for t in dataset] if isinstance(dataset, (list, tuple)) else None
+        if texts and all(isinstance(t, str) for t in texts):   # `learn.dls.test_dl(texts)`, `learn.predict(text)`: embedded as this set's were
+            dataset = TextItems(texts, self.dataset.transformer)
         return super().new(dataset=dataset, cls=cls, **{'bucket': self.bucket, 'dtype': self.dtype, **kwargs})
 
 # %% ../nbs/04a_embeddings.ipynb #d6f12839

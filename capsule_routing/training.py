@@ -353,8 +353,8 @@ class CapsuleLearner(Learner):
         return type(text)(re.sub(r'Total params: .*\nTotal trainable params: .*\nTotal non-trainable params: .*\n', lambda _: totals, text, count=1))
 
     def predict(self, item, with_input:bool=False):
-        "fastai's `(label, class, probabilities)` of one item, its inputs without a target (a tensor, or a tuple of them); `label` is `dls.vocab[class]` where the data name their classes, else the class index"
-        item = (item,) if isinstance(item, torch.Tensor) else tuple(item)
+        "fastai's `(label, class, probabilities)` of one item, its inputs without a target (a tensor or a text, or a tuple of them); `label` is `dls.vocab[class]` where the data name their classes, else the class index"
+        item = (item,) if isinstance(item, (torch.Tensor, str)) else tuple(item)   # one input: an image, a text
         with self.no_bar():   # one item: no progress bar
             inp, probs, _, classes = self.get_preds(dl=self.dls.test_dl([item], num_workers=0), with_input=True, with_decoded=True)
         vocab = getattr(self.dls, 'vocab', None)   # the data set's class names, where it has them
