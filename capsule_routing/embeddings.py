@@ -570,14 +570,14 @@ class TextItems:
         texts = list(texts)
         bad = [i for i, t in enumerate(texts) if not isinstance(t, str) or not t.strip()]
         if bad: raise ValueError(f"texts must be non-empty strings; not at positions {bad}")
-        self.texts, self.transformer = texts, live_transformer(**transformer)
-        self.ids, cut = self.transformer.encode(texts)
-        if cut: warnings.warn(f"{len(cut)} of {len(texts)} texts exceed {self.transformer.max_len} tokens and were cut to them (as the caches "
+        self.texts, self.tf = texts, live_transformer(**transformer)
+        self.ids, cut = self.tf.encode(texts)
+        if cut: warnings.warn(f"{len(cut)} of {len(texts)} texts exceed {self.tf.max_len} tokens and were cut to them (as the caches "
                               f"cut theirs): positions {cut}", stacklevel=2)
         self.lengths = np.array([len(ids) for ids in self.ids])
     def __len__(self): return len(self.texts)
     def __getitem__(self, i):
-        hs, _ = self.transformer.embed_batch([self.ids[i]])   # [1, n_i, L, D] float32
+        hs, _ = self.tf.embed_batch([self.ids[i]])   # [1, n_i, L, D] float32
         return (hs[0].half(),)                                # rounded to fp16, as the caches hold it
 
 # %% ../nbs/04a_embeddings.ipynb #26cd9a4d
@@ -606,8 +606,8 @@ class EmbeddingsDL(DataLoader):
                  dtype:torch.dtype=torch.float32, **kwargs):
         if isinstance(dataset, EmbeddingCache): dataset = CachedEmbeddings(dataset)
         if isinstance(dataset, (list, tuple)):   # what fastai's test_dl makes of `learn.predict(item)`
-            raise TypeError("EmbeddingsDL reads CachedEmbeddings, an EmbeddingCache or texts (through `new`, as `test_dl` passes "
-                            "them), not a list of other items: give the texts themselves, or embed them into a cache (`embed_to_cache`)")
+            raise TypeError("EmbeddingsDL reads CachedEmbeddings or an EmbeddingCache, and texts through `learn.dls.test_dl(texts)` or "
+                            "`learn.predict(text)`, which know the transformer; it reads no other items: embed them into a cache (`embed_to_cache`)")
         self.bucket, self.dtype = bucket, dtype
         super().__init__(dataset, bs=bs, shuffle=shuffle, **kwargs)
 
