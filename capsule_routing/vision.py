@@ -26,8 +26,8 @@ from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb, SMAL
 __all__ = ['IDX_TYPES', 'FASHION_MNIST_CLASSES', 'FASHION_MNIST_FILES', 'FASHION_MNIST_URL', 'FASHION_MNIST_CHECKSUMS',
            'idx_header', 'write_idx', 'read_idx', 'verify_sha256sums', 'FashionMNIST', 'load_fashion_mnist',
            'download_fashion_mnist', 'show_images', 'check_valid_count', 'stratified_split', 'TensorItems',
-           'tensor_items', 'TensorBatchDL', 'uint8_to_unit', 'tensor_dataloaders', 'fashion_mnist_dataloaders',
-           'smallnorb_dataloaders', 'fashion_mnist_capsnet', 'fashion_mnist_main']
+           'tensor_items', 'TensorBatchDL', 'side_by_side', 'uint8_to_unit', 'tensor_dataloaders',
+           'fashion_mnist_dataloaders', 'smallnorb_dataloaders', 'fashion_mnist_capsnet', 'fashion_mnist_main']
 
 # %% ../nbs/03a_fashion_mnist.ipynb #a3a2fec6
 IDX_TYPES = {0x08: np.dtype('u1'), 0x09: np.dtype('i1'), 0x0B: np.dtype('>i2'),
@@ -139,7 +139,7 @@ def download_fashion_mnist(folder, # where the four .gz files go (created if nee
 
 # %% ../nbs/03a_fashion_mnist.ipynb #3edb988a
 def show_images(images:np.ndarray, # [N, H, W] uint8
-                labels:np.ndarray|None=None, # [N] classes, shown as the images' titles
+                labels=None, # [N] classes, shown as the images' titles (with `classes=None`, the titles themselves)
                 classes:Sequence[str]|None=FASHION_MNIST_CLASSES, # class names (None: the class numbers)
                 n:int=10, # how many to draw
                 title:str|None=None,
@@ -212,12 +212,25 @@ class TensorBatchDL(DataLoader):
     def show_batch(self, b:tuple|None=None, # a batch `(images, labels)` or `(images,)`; default: `one_batch()`
                    max_n:int=9, title:str|None=None):
         "fastai's `show_batch` for images: the first `max_n` of a batch with their class names, each image's channels side by side (a smallNORB stereo pair)"
-        x, *y = self.one_batch() if b is None else b                                # x [B, C, H, W]
-        x = x[:max_n].detach().cpu()
-        if x.is_floating_point(): x = (x * 255).round().clamp(0, 255).to(torch.uint8)  # from [0, 1] (`uint8_to_unit`)
-        B, C, H, W = x.shape
-        pictures = x.permute(0, 2, 1, 3).reshape(B, H, C * W)                       # [B, H, C*W]: the channels side by side
-        return show_images(pictures.numpy(), y[0][:max_n].cpu().numpy() if y else None, self.dataset.vocab, n=B, title=title)
+        x, *y = self.one_batch() if b is None else b
+        pictures = side_by_side(x[:max_n])
+        return show_images(pictures, y[0][:max_n].cpu().numpy() if y else None, self.dataset.vocab, n=len(pictures), title=title)
+    def show_results(self, b:tuple, # a batch `(images, labels)`
+                     out:torch.Tensor, # the predicted classes [B] (`learn.show_results` passes them)
+                     max_n:int=9, title:str|None=None):
+        "fastai's `show_results` for images: the first `max_n` of a batch, each titled 'class / predicted class'"
+        x, y, *_ = b
+        name = (lambda c: self.dataset.vocab[c]) if self.dataset.vocab is not None else str
+        titles = [f'{name(int(t))} / {name(int(p))}' for t, p in zip(y[:max_n], out[:max_n])]
+        return show_images(side_by_side(x[:max_n]), titles, classes=None, n=len(titles), title=title)
+
+def side_by_side(x:torch.Tensor, # images [B, C, H, W], uint8 or floats in [0, 1]
+                ) -> np.ndarray:
+    "uint8 pictures [B, H, C*W] for `show_images`: each image's channels side by side"
+    x = x.detach().cpu()
+    if x.is_floating_point(): x = (x * 255).round().clamp(0, 255).to(torch.uint8)  # from [0, 1] (`uint8_to_unit`)
+    B, C, H, W = x.shape
+    return x.permute(0, 2, 1, 3).reshape(B, H, C * W).numpy()                  # [B, H, C, W] -> [B, H, C*W]
 
 def uint8_to_unit(batch:tuple) -> tuple:
     "Images (the batch's first tensor) from uint8 pixels to floats in [0, 1]; floats pass unchanged"
