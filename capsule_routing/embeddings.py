@@ -17,8 +17,8 @@ from .downloads import sha256sum
 # %% auto #0
 __all__ = ['CACHE_FORMAT', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer', 'FrozenTransformer',
            'hidden_states', 'length_batches', 'texts_digest', 'cache_key', 'EmbeddingCache', 'default_cache_dir',
-           'cache_folder', 'find_cache', 'embed_to_cache', 'CachedEmbeddings', 'live_transformer', 'TextItems',
-           'pad_collate', 'EmbeddingsDL', 'mean_pooled']
+           'cache_folder', 'find_cache', 'embed_to_cache', 'CachedEmbeddings', 'live_transformer', 'check_texts',
+           'TextItems', 'pad_collate', 'EmbeddingsDL', 'mean_pooled']
 
 # %% ../nbs/04a_embeddings.ipynb #ecbca8f4
 def end_token_ids(tokenizer) -> set[int]:
@@ -563,22 +563,29 @@ def live_transformer(name:str, # hub name or local folder, as a cache's manifest
     "The `FrozenTransformer` of these settings, made once and kept: texts embedded for predictions load the model once"
     return FrozenTransformer(name, dtype=getattr(torch, dtype), max_len=max_len)
 
+def check_texts(texts:str|list[str], # texts to embed now (one string is one text)
+               ) -> list[str]:
+    "`texts` as a list, refused unless each is a string with something in it"
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    not_str = [i for i, t in enumerate(texts) if not isinstance(t, str)]
+    if not_str: raise TypeError(f"texts must be strings; at positions {not_str}: {[type(texts[i]).__name__ for i in not_str]}")
+    blank = [i for i, t in enumerate(texts) if not t.strip()]
+    if blank: raise ValueError(f"the texts at positions {blank} are empty or only white space: there is nothing to classify")
+    return texts
+
 class TextItems:
     "Items `(embs [n_i, L, D] fp16,)` of `texts`, each embedded when read by `transformer` (`CachedEmbeddings.transformer`: name, dtype, max_len)"
     n_inp = 2   # a batch is (mask, embs)
     def __init__(self, texts:list[str], transformer:dict):
-        texts = list(texts)
-        bad = [i for i, t in enumerate(texts) if not isinstance(t, str) or not t.strip()]
-        if bad: raise ValueError(f"texts must be non-empty strings; not at positions {bad}")
-        self.texts, self.tf = texts, live_transformer(**transformer)
-        self.ids, cut = self.tf.encode(texts)
-        if cut: warnings.warn(f"{len(cut)} of {len(texts)} texts exceed {self.tf.max_len} tokens and were cut to them (as the caches "
+        self.texts, self.tf = check_texts(texts), live_transformer(**transformer)
+        self.ids, cut = self.tf.encode(self.texts)
+        if cut: warnings.warn(f"{len(cut)} of {len(self.texts)} texts exceed {self.tf.max_len} tokens and were cut to them (as the caches "
                               f"cut theirs): positions {cut}", stacklevel=2)
         self.lengths = np.array([len(ids) for ids in self.ids])
     def __len__(self): return len(self.texts)
     def __getitem__(self, i):
         hs, _ = self.tf.embed_batch([self.ids[i]])   # [1, n_i, L, D] float32
-        return (hs[0].half(),)                                # rounded to fp16, as the caches hold it
+        return (hs[0].half(),)                       # rounded to fp16, as the caches hold it
 
 # %% ../nbs/04a_embeddings.ipynb #26cd9a4d
 def pad_collate(items, # `(embs [n_i, L, D], label)` pairs, or `(embs,)` without labels

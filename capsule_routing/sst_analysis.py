@@ -16,7 +16,7 @@ from fastprogress.fastprogress import progress_bar
 from .core import check_positive_ints
 from .lineage import ROUTINGS
 from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, teacher_names
-from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, CachedEmbeddings, EmbeddingsDL
+from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, CachedEmbeddings, EmbeddingsDL, check_texts
 from .training import load_checkpoint, atomic_save, check_model_repr, cli_errors
 
 # %% auto #0
@@ -325,11 +325,7 @@ def classify_texts(model:SSTCapsNet, # an SST head (put in eval mode here)
                   ) -> pd.DataFrame:
     "One row per text, in order: `text`, `predicted` (the label's name), `truncated` (cut to the model's window), then the probability of each label"
     check_positive_ints(bs=bs)
-    texts = [texts] if isinstance(texts, str) else list(texts)
-    not_str = [i for i, t in enumerate(texts) if not isinstance(t, str)]
-    if not_str: raise TypeError(f"texts must be strings; at positions {not_str}: {[type(texts[i]).__name__ for i in not_str]}")
-    blank = [i for i, t in enumerate(texts) if not t.strip()]
-    if blank: raise ValueError(f"the texts at positions {blank} are empty or only white space: there is nothing to classify")
+    texts = check_texts(texts)
     tf = transformer if isinstance(transformer, FrozenTransformer) else FrozenTransformer(transformer)
     n_states, width = tf.config.num_hidden_layers + 1, tf.config.hidden_size   # embedding output plus every layer
     if (model.n_layers, model.d_emb) != (n_states, width):
