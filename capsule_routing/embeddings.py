@@ -17,8 +17,9 @@ from .downloads import sha256sum
 # %% auto #0
 __all__ = ['CACHE_FORMAT', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer', 'FrozenTransformer',
            'hidden_states', 'length_batches', 'texts_digest', 'cache_key', 'EmbeddingCache', 'default_cache_dir',
-           'cache_folder', 'find_cache', 'embed_to_cache', 'CachedEmbeddings', 'live_transformer', 'check_texts',
-           'TextItems', 'pad_collate', 'EmbeddingsDL', 'mean_pooled']
+           'cache_folder', 'find_cache', 'embed_to_cache', 'CachedItem', 'CachedEmbeddings', 'live_transformer',
+           'check_texts', 'TextItems', 'pad_collate', 'EmbeddingsDL', 'ShownTexts', 'plot_top_text_losses',
+           'show_table', 'mean_pooled']
 
 # %% ../nbs/04a_embeddings.ipynb #ecbca8f4
 def end_token_ids(tokenizer) -> set[int]:
@@ -510,6 +511,17 @@ def _build(texts, tf, folder:Path, key:str, shard_size, max_tokens, max_bs, prog
 from .core import import_fastai_quietly
 import_fastai_quietly()   # fastai's own import raises a deprecation notice; see `core.import_fastai_quietly`
 from fastai.data.transforms import CategoryMap
+from typing import NamedTuple
+
+class CachedItem(NamedTuple):
+    "An item of `CachedEmbeddings` by reference: its cache, its text's position there, its label, and the cache's texts if known"
+    cache: EmbeddingCache
+    index: int
+    label: object = None
+    cache_texts: Sequence[str]|None = None   # all the cache's texts (one list shared by every item), not copied
+    @property
+    def text(self) -> str|None: return None if self.cache_texts is None else self.cache_texts[self.index]
+    def __repr__(self): return f"CachedItem(index={self.index}, label={self.label!r}, text={self.text!r})"
 
 class CachedEmbeddings:
     "Items `(embs [n_i, L, D] fp16 tensor, label)` read lazily from an `EmbeddingCache`, through optional `idxs`; a label is a class or a row of class probabilities; without labels, items `(embs,)`; `transformer`: the cache's model and settings"
@@ -519,6 +531,7 @@ class CachedEmbeddings:
                  labels=None, # one class per item (after `idxs`), or [N, C] class probabilities (soft targets); None: inputs alone, to predict
                  idxs:ArrayLike|None=None, # which texts of the cache are the items (default: all, in order)
                  vocab:Sequence[str]|None=None, # the class names (`dls.vocab`: `learn.predict` names its class with them)
+                 cache_texts:Sequence[str]|None=None, # all the cache's texts, in its order (checked against it): batches then show as texts
                 ):
         self.cache, self.vocab = cache, None if vocab is None else CategoryMap(list(vocab), sort=False)   # fastai's kind: its ClassificationInterpretation reads it
         self.idxs = np.arange(len(cache)) if idxs is None else np.asarray(idxs, dtype=np.int64)
@@ -531,6 +544,9 @@ class CachedEmbeddings:
         if len(self.idxs) and (self.idxs.min() < 0 or self.idxs.max() >= len(cache)):
             raise ValueError(f"idxs must lie in [0, {len(cache)}) for this cache")
         self.lengths = cache.lengths[self.idxs]
+        if cache_texts is not None and (len(cache_texts) != len(cache) or texts_digest(cache_texts) != cache.manifest['texts_sha256']):
+            raise ValueError(f"these {len(cache_texts)} texts are not the {len(cache)} the cache {cache.folder.name} was built from")
+        self.cache_texts, self._row_keys = cache_texts, {}
         ident = cache.manifest.get('identity', {})   # the settings that embed new texts as these were (`TextItems`)
         self.transformer = dict(name=cache.manifest['model'], dtype=ident.get('dtype', 'float32'), max_len=ident.get('max_len'))
     def __len__(self): return len(self.idxs)
@@ -548,11 +564,53 @@ class CachedEmbeddings:
         label = self.labels[i]
         return embs, (torch.from_numpy(label.copy()) if label.ndim else int(label))
     def new_empty(self):
-        "No items and no cache; the same kind of labels and the class names (what `learn.export` keeps of the data)"
+        "No items, no cache and no texts; the same kind of labels and the class names (what `learn.export` keeps of the data)"
         empty = copy.copy(self)
-        empty.cache, empty.idxs, empty.lengths = None, self.idxs[:0], self.lengths[:0]
+        empty.cache, empty.idxs, empty.lengths, empty.cache_texts, empty._row_keys = None, self.idxs[:0], self.lengths[:0], None, {}
         if self.labels is not None: empty.labels = self.labels[:0]
         return empty
+    def text(self, i:int) -> str:
+        "Item `i`'s text (given `cache_texts`)"
+        if self.cache_texts is None:
+            raise ValueError("these CachedEmbeddings were made without their cache's texts (cache_texts=..., which sst_dataloaders passes): "
+                             "a batch of them holds hidden states only, and cannot be shown as texts")
+        return self.cache_texts[int(self.idxs[i])]
+    @property
+    def items(self) -> list[CachedItem]:
+        "Each item by reference (fastai's `Interpretation` picks some and batches them again with `test_dl`)"
+        labels = [None] * len(self) if self.labels is None else self.labels
+        return [CachedItem(self.cache, int(i), label, self.cache_texts) for i, label in zip(self.idxs, labels)]
+    @classmethod
+    def from_items(cls, items:Sequence[CachedItem], vocab:Sequence[str]|None=None) -> CachedEmbeddings:
+        "`CachedEmbeddings` of items by reference (`items`), all of one cache"
+        cache, cache_texts = items[0].cache, items[0].cache_texts
+        if any(it.cache is not cache for it in items): raise ValueError("items of different caches cannot be batched together")
+        labelled = {it.label is not None for it in items}
+        if len(labelled) > 1: raise ValueError("some of the items have labels and some do not")
+        labels = np.stack([np.asarray(it.label) for it in items]) if labelled == {True} else None
+        return cls(cache, labels, [it.index for it in items], vocab, cache_texts=cache_texts)
+    def positions_of(self, mask, # [B, n] a batch's mask (1: token, 0: padding), or its rows (fastai gathers batches of several lengths as rows)
+                     embs, # [B, n, L, D] its hidden states in the batch's dtype, or their rows [n, L, D]
+                    ) -> list[int]:
+        "Which item each row of a batch of these items is: a batch holds hidden states, not texts (a row that is no item's is an error)"
+        found = []
+        for r, (m, e) in enumerate(zip(mask, embs)):
+            n, e = int(m.sum()), e.detach().cpu()
+            j = self._last_row_keys(e.dtype).get((n, _as_bytes(e[n - 1])))
+            if j is None or not torch.equal(torch.from_numpy(self.cache.read(int(self.idxs[j]))).to(e.dtype), e[:n]):
+                raise ValueError(f"row {r} of the batch is none of these {len(self)} items")
+            found.append(j)
+        return found
+    def _last_row_keys(self, dtype:torch.dtype) -> dict:
+        "Each item's position by its length and its last token's states as a batch of `dtype` holds them (one row read per item, once)"
+        if dtype not in self._row_keys:
+            keys = self._row_keys[dtype] = {}
+            for j in range(len(self) - 1, -1, -1):   # backwards: texts of identical states (the same tokens) show as the first of them
+                keys[int(self.lengths[j]), _as_bytes(torch.from_numpy(np.array(self.cache[int(self.idxs[j])][-1])).to(dtype))] = j
+        return self._row_keys[dtype]
+
+def _as_bytes(t:torch.Tensor) -> bytes: return t.contiguous().view(torch.uint8).numpy().tobytes()   # any dtype, bfloat16 too
+
 
 # %% ../nbs/04a_embeddings.ipynb #0a66b28b
 @functools.lru_cache(maxsize=2)
@@ -603,24 +661,29 @@ def pad_collate(items, # `(embs [n_i, L, D], label)` pairs, or `(embs,)` without
     return mask, embs, (torch.stack(labels) if torch.is_tensor(labels[0]) else torch.tensor(labels))
 
 # %% ../nbs/04a_embeddings.ipynb #1fbbefe7
+import pandas as pd
 from fastai.data.load import DataLoader
+from fastai.interpret import plot_top_losses as fastai_plot_top_losses
+from fastcore.foundation import L
 
 class EmbeddingsDL(DataLoader):
     "fastai DataLoader over `CachedEmbeddings` (or a whole `EmbeddingCache`, unlabelled: `learn.dls.test_dl(cache)`, or texts: `learn.dls.test_dl(texts)`) giving `(mask, embs, labels)` batches, bucketed by length"
     n_inp = 2
     def __init__(self, dataset:CachedEmbeddings|EmbeddingCache, bs:int=20, shuffle:bool=False,
                  bucket:int=50, # batches per length-sorted chunk when shuffling
-                 dtype:torch.dtype=torch.float32, **kwargs):
+                 dtype:torch.dtype=torch.float32,
+                 sort:bool=True, # without shuffling, longest first (less padding); False: the items' own order
+                 **kwargs):
         if isinstance(dataset, EmbeddingCache): dataset = CachedEmbeddings(dataset)
         if isinstance(dataset, (list, tuple)):   # what fastai's test_dl makes of `learn.predict(item)`
             raise TypeError("EmbeddingsDL reads CachedEmbeddings or an EmbeddingCache, and texts through `learn.dls.test_dl(texts)` or "
                             "`learn.predict(text)`, which know the transformer; it reads no other items: embed them into a cache (`embed_to_cache`)")
-        self.bucket, self.dtype = bucket, dtype
+        self.bucket, self.dtype, self.sort = bucket, dtype, sort
         super().__init__(dataset, bs=bs, shuffle=shuffle, **kwargs)
 
     def get_idxs(self):
         lengths = self.dataset.lengths
-        if not self.shuffle: return np.argsort(-lengths, kind='stable').tolist()
+        if not self.shuffle: return np.argsort(-lengths, kind='stable').tolist() if self.sort else list(range(self.n))
         perm = np.array(self.rng.sample(range(self.n), self.n), dtype=np.int64)
         chunk = self.bs * self.bucket
         batches = []
@@ -637,10 +700,70 @@ class EmbeddingsDL(DataLoader):
     def create_batch(self, b): return pad_collate(b, self.dtype)
 
     def new(self, dataset=None, cls=None, **kwargs):
+        if isinstance(dataset, (list, tuple, L)) and len(dataset) and all(isinstance(it, CachedItem) for it in dataset):
+            dataset = CachedEmbeddings.from_items(dataset, self.dataset.vocab)   # items by reference: fastai's `Interpretation` passes them,
+            kwargs = {'sort': False, **kwargs}                                     # and reads its predictions back in their order
         texts = [t[0] if isinstance(t, tuple) and len(t) == 1 else t for t in dataset] if isinstance(dataset, (list, tuple)) else None
         if texts and all(isinstance(t, str) for t in texts):   # `learn.dls.test_dl(texts)`, `learn.predict(text)`: embedded as this set's were
             dataset = TextItems(texts, self.dataset.transformer)
-        return super().new(dataset=dataset, cls=cls, **{'bucket': self.bucket, 'dtype': self.dtype, **kwargs})
+        return super().new(dataset=dataset, cls=cls, **{'bucket': self.bucket, 'dtype': self.dtype, 'sort': self.sort, **kwargs})
+
+    def _class_name(self, label) -> str:
+        label = torch.as_tensor(label)
+        c = int(label.argmax()) if label.ndim else int(label)   # a row of class probabilities (a teacher's) shows as its likeliest class
+        return str(c) if self.dataset.vocab is None else self.dataset.vocab[c]
+    def _pre_show_batch(self, b:tuple, # a batch `(mask, embs, labels)` or `(mask, embs)` of this loader's items
+                        max_n:int=9):
+        "fastai's form of a batch to show, which its `Interpretation.plot_top_losses` takes: `(texts, labels, items)`, an item per text with an entry per field of the batch: `(text, tokens, class name)`"
+        if not isinstance(self.dataset, CachedEmbeddings):
+            raise TypeError(f"only batches of CachedEmbeddings can be shown as texts, not of {type(self.dataset).__name__}")
+        mask, embs, *y = b
+        texts = ShownTexts(self.dataset.text(j) for j in self.dataset.positions_of(mask[:max_n], embs[:max_n]))
+        tokens = [int(m.sum()) for m in mask[:max_n]]
+        if not y: return texts, None, L(zip(texts, tokens))
+        return texts, y[0][:max_n], L(zip(texts, tokens, map(self._class_name, y[0][:max_n])))
+    def show_batch(self, b:tuple|None=None, # a batch of this loader's items; default: `one_batch()`
+                   max_n:int=9, show:bool=True):
+        "fastai's `show_batch` for texts: a table of the first `max_n` texts of a batch and their classes (`show=False`: returned, not shown)"
+        _, y, items = self._pre_show_batch(self.one_batch() if b is None else b, max_n)
+        return show_table(pd.DataFrame(list(items), columns=['text', 'tokens', 'class'][:2 + (y is not None)]), show)
+    def show_results(self, b:tuple, # a batch `(mask, embs, labels)` of this loader's items
+                     out:torch.Tensor|tuple, # the predicted classes [B] (`learn.show_results` passes them; `interp.show_results`, them in a tuple)
+                     max_n:int=9, show:bool=True):
+        "fastai's `show_results` for texts: a table of the first `max_n` texts of a batch, their classes and the predicted ones"
+        if isinstance(out, tuple): out, = out
+        _, _, items = self._pre_show_batch(b, max_n)
+        table = pd.DataFrame(list(items), columns=['text', 'tokens', 'class']).assign(predicted=[self._class_name(p) for p in out[:len(items)]])
+        return show_table(table, show)
+
+class ShownTexts(list):
+    "The texts of a batch as shown (`EmbeddingsDL.show_batch`), the type by which fastai's `plot_top_losses` finds `plot_top_text_losses`"
+
+def plot_top_text_losses(x:ShownTexts, # the texts
+                         y, # their labels
+                         samples:L, # items `(text, tokens, class name)`
+                         outs:L, # items `(predicted class name,)`
+                         raws:torch.Tensor, # [n, C] class probabilities
+                         losses:torch.Tensor, # [n] each text's loss
+                         show:bool=True):
+    "fastai's `interp.plot_top_losses(k)` for `EmbeddingsDL`: a table of the texts with their class, the predicted one, the loss and the prediction's probability"
+    table = pd.DataFrame({'text': [s[0] for s in samples], 'class': [s[2] for s in samples], 'predicted': [o[0] for o in outs],
+                          'loss': losses.tolist(), 'probability': raws.max(1).values.tolist()})
+    return show_table(table.round({'loss': 2, 'probability': 2}), show)
+
+fastai_plot_top_losses.dispatch(plot_top_text_losses)   # fastai's `plot_top_losses` calls it for `ShownTexts`
+
+def show_table(table:pd.DataFrame, show:bool=True) -> pd.DataFrame|None:
+    "Display `table` with its texts whole (in a notebook as HTML, else as text); or, with `show=False`, return it"
+    if not show: return table
+    with pd.option_context('display.max_colwidth', None, 'display.max_columns', None, 'display.width', 250):
+        try:
+            from IPython import get_ipython
+            from IPython.display import display
+            in_notebook = get_ipython() is not None
+        except ImportError: in_notebook = False
+        if in_notebook: display(table)
+        else: print(table.to_string())
 
 # %% ../nbs/04a_embeddings.ipynb #d6f12839
 def mean_pooled(cache:EmbeddingCache, idxs:ArrayLike|None=None) -> np.ndarray:

@@ -306,17 +306,17 @@ def rel_err(x:torch.Tensor, ref:torch.Tensor) -> float:
 from .embeddings import (FrozenTransformer, EmbeddingCache, embed_to_cache, check_transformer,
                                         CachedEmbeddings, EmbeddingsDL, mean_pooled)
 
-def sst_caches(data:str|Path, # the SST tree files (see `sst_folder`)
+def sst_caches(data:str|Path|dict, # the SST tree files (see `sst_folder`), or what `load_sst` read from them
                transformer:FrozenTransformer|str='gpt2-large', # model (name, folder, or FrozenTransformer)
                cache_dir:str|Path|None=None, # parent folder of the caches (default: `default_cache_dir()`)
-               train:str='phrases', # 'phrases' (the paper) or 'roots'
+               train:str='phrases', # 'phrases' (the paper) or 'roots' (for `data` a folder)
                splits=SST_SPLITS, # which splits to embed
                progress:bool=True, # progress bars
                **kwargs,
               ) -> dict[str, tuple[EmbeddingCache, np.ndarray]]:
     "`split -> (cache, SST-5 labels)`, embedding whatever is not cached yet (`kwargs` go to `embed_to_cache`: `max_tokens`, `max_bs`, `shard_size`)"
     tf = transformer if isinstance(transformer, FrozenTransformer) else FrozenTransformer(transformer)
-    sst = load_sst(data, train=train)
+    sst = data if isinstance(data, dict) else load_sst(data, train=train)
     return {s: (embed_to_cache(sst[s][0], tf, cache_dir, progress=progress, **kwargs), np.array(sst[s][1]))
             for s in splits}
 
@@ -340,7 +340,8 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
     "`(DataLoaders(train, dev), test_dl)` of `(mask, embs, labels)` batches read lazily from the embedding caches (`kwargs` go to `embed_to_cache`)"
     n_classes(task)                       # refuses an unknown task before any embedding
     check_distill(teacher, distill)
-    caches = sst_caches(data, transformer, cache_dir, train=train, progress=progress, **kwargs)
+    sst = load_sst(data, train=train)   # its texts too: batches show as texts (`EmbeddingsDL.show_batch`, fastai's `plot_top_losses`)
+    caches = sst_caches(sst, transformer, cache_dir, progress=progress, **kwargs)
     teacher_probs = None if teacher is None else load_teacher(teacher, caches['train'][0])   # [N_train, C]
     if teacher_probs is not None and teacher_probs.shape[1] != n_classes(task):
         raise ValueError(f"the teacher file gives {teacher_probs.shape[1]} classes, task {task!r} has {n_classes(task)}")
@@ -350,7 +351,7 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
         cache, labels = caches[split]
         idxs, y = task_subset(labels, task)
         if split == 'train' and teacher_probs is not None: y = distill_targets(y, teacher_probs[idxs], distill)   # [N, C]
-        return EmbeddingsDL(CachedEmbeddings(cache, y, idxs, vocab), bs=bs, shuffle=shuffle, drop_last=False,
+        return EmbeddingsDL(CachedEmbeddings(cache, y, idxs, vocab, cache_texts=sst[split][0]), bs=bs, shuffle=shuffle, drop_last=False,
                             bucket=bucket, num_workers=num_workers, device=device)
     return DataLoaders(dl('train', True), dl('dev', False), device=device), dl('test', False)   # `dls.vocab`, `dls.c`: the sets' own
 

@@ -223,10 +223,13 @@ def check_pad(pad:int):
     if not (isinstance(pad, int) and not isinstance(pad, bool) and pad >= 0): raise ValueError(f"pad must be an int >= 0 (--pad); received {pad!r}")
 
 class PadCropCallback(Callback):
-    "Training-only augmentation: edge-pad the batch's images (input `inp_idx`) by `pad` pixels and randomly crop back, on the device"
-    order, run_valid = -5, False  # before MixUp (order 0)
+    "Training augmentation: edge-pad the batch's images (input `inp_idx`) by `pad` pixels and randomly crop back, on the device; also in fastai's `tta`"
+    order = -5  # before MixUp (order 0)
     def __init__(self, pad:int=16, inp_idx:int=0): check_pad(pad); store_attr()
     def before_batch(self):
+        # training, or fastai's `tta` asking the data for its training augmentation (`set_split_idx(0)`); not in plain validation,
+        # nor for batches given as a list (`learn.show_results` predicts `[batch]`)
+        if not (self.training or getattr(getattr(self.dl, 'dataset', None), 'split_idx', None) == 0): return
         xb = list(self.learn.xb)
         xb[self.inp_idx] = random_pad_crop(xb[self.inp_idx], self.pad)
         self.learn.xb = tuple(xb)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import gzip, struct
 from dataclasses import dataclass
+from contextlib import contextmanager
 from pathlib import Path
 from collections.abc import Sequence
 import numpy as np
@@ -17,6 +18,9 @@ import_fastai_quietly()   # fastai's own import raises a deprecation notice; see
 from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
 from fastai.data.transforms import CategoryMap
+from fastai.torch_core import TensorBase, TensorCategory
+from fastai.interpret import plot_top_losses as fastai_plot_top_losses
+from fastcore.foundation import L
 from torch.utils.data import TensorDataset
 from .core import default_device, open_maybe_gzip, is_int, name_python_m_command
 from .downloads import check_checksum, download_file, sha256sum, download_for_command_line
@@ -26,8 +30,9 @@ from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb, SMAL
 __all__ = ['IDX_TYPES', 'FASHION_MNIST_CLASSES', 'FASHION_MNIST_FILES', 'FASHION_MNIST_URL', 'FASHION_MNIST_CHECKSUMS',
            'idx_header', 'write_idx', 'read_idx', 'verify_sha256sums', 'FashionMNIST', 'load_fashion_mnist',
            'download_fashion_mnist', 'show_images', 'check_valid_count', 'stratified_split', 'TensorItems',
-           'tensor_items', 'TensorBatchDL', 'side_by_side', 'uint8_to_unit', 'tensor_dataloaders',
-           'fashion_mnist_dataloaders', 'smallnorb_dataloaders', 'fashion_mnist_capsnet', 'fashion_mnist_main']
+           'tensor_items', 'TensorBatchDL', 'ShownImages', 'plot_top_image_losses', 'side_by_side', 'uint8_to_unit',
+           'tensor_dataloaders', 'fashion_mnist_dataloaders', 'smallnorb_dataloaders', 'fashion_mnist_capsnet',
+           'fashion_mnist_main']
 
 # %% ../nbs/03a_fashion_mnist.ipynb #a3a2fec6
 IDX_TYPES = {0x08: np.dtype('u1'), 0x09: np.dtype('i1'), 0x0B: np.dtype('>i2'),
@@ -143,12 +148,18 @@ def show_images(images:np.ndarray, # [N, H, W] uint8
                 classes:Sequence[str]|None=FASHION_MNIST_CLASSES, # class names (None: the class numbers)
                 n:int=10, # how many to draw
                 title:str|None=None,
+                ncols:int|None=None, # images in a row (None: all in one row)
+                width:float=1.3, # inches of figure per image
                ):
     "Draw the first `n` images with their class names"
     import matplotlib.pyplot as plt
     n = min(n, len(images))
-    fig, axs = plt.subplots(1, n, figsize=(1.3*n, 1.7), squeeze=False)
-    for k, (ax, image) in enumerate(zip(axs[0], images[:n])):
+    ncols = min(ncols or n, n); nrows = -(-n // ncols)
+    lines = 1 if labels is None or classes is not None else max(str(t).count('\n') + 1 for t in labels[:n])   # of a title
+    fig, axs = plt.subplots(nrows, ncols, squeeze=False, layout='constrained',
+                            figsize=(width*ncols, (width*images.shape[1]/images.shape[2] + 0.2*lines)*nrows + 0.2 + 0.2*bool(title)))
+    for ax in axs.flat[n:]: ax.remove()
+    for k, (ax, image) in enumerate(zip(axs.flat, images[:n])):
         ax.imshow(image, cmap='gray_r', vmin=0, vmax=255); ax.axis('off')
         if labels is not None: ax.set_title(str(labels[k]) if classes is None else classes[labels[k]], fontsize=8)
     if title: fig.suptitle(title, fontsize=9)
@@ -191,16 +202,28 @@ class TensorItems(TensorDataset):
     def new_empty(self):
         "No items; the same item shapes, dtypes and class names (what `learn.export` keeps of the data)"
         return type(self)(*(t[:0].clone() for t in self.tensors), vocab=self.vocab)   # cloned: a view would save its whole storage
+    @property
+    def items(self) -> list[tuple]:
+        "Each item as a tuple of views of the tensors (fastai's `Interpretation` picks some and batches them with `test_dl`)"
+        return list(zip(*(t.unbind(0) for t in self.tensors)))
+    split_idx = None   # 0 while `set_split_idx(0)`: fastai's `tta` asks for the training augmentation (`PadCropCallback` reads it)
+    @contextmanager
+    def set_split_idx(self, i:int|None):
+        "Within the block, `split_idx` is `i` (fastai's `tta` sets 0 for the training augmentation, 1 for none)"
+        old, self.split_idx = self.split_idx, i
+        try: yield
+        finally: self.split_idx = old
 
 def tensor_items(data) -> TensorItems:
-    "`data` as `TensorItems`: a `TensorDataset`, one tensor (inputs alone: `learn.dls.test_dl(images)`), or a list of items, each a tensor or a tuple of tensors (`learn.predict` passes one)"
+    "`data` as `TensorItems`: a `TensorDataset`, one tensor (inputs alone: `learn.dls.test_dl(images)`), or a list of items, each a tensor or a tuple of tensors (`learn.predict` passes one, fastai's `Interpretation` several)"
     if isinstance(data, TensorItems): return data
     if isinstance(data, TensorDataset): return TensorItems(*data.tensors)
     if isinstance(data, torch.Tensor): return TensorItems(data)
-    items = [(item,) if isinstance(item, torch.Tensor) else item for item in data] if isinstance(data, (list, tuple)) else None
+    listy = isinstance(data, (list, tuple, L))   # L: fastai's list, which its `Interpretation` passes
+    items = [(item,) if isinstance(item, torch.Tensor) else item for item in data] if listy else None
     if not items or not all(isinstance(item, tuple) and all(isinstance(t, torch.Tensor) for t in item) for item in items):
         raise TypeError(f"expected a TensorDataset, a tensor, or a list of tensors or of tuples of tensors; received {type(data).__name__}"
-                        f"{' of ' + type(data[0]).__name__ if isinstance(data, (list, tuple)) and len(data) else ''}")
+                        f"{' of ' + type(data[0]).__name__ if listy and len(data) else ''}")
     return TensorItems(*(torch.stack(field) for field in zip(*items)))   # one [n, ...] tensor per field
 
 class TensorBatchDL(DataLoader):
@@ -216,13 +239,43 @@ class TensorBatchDL(DataLoader):
         pictures = side_by_side(x[:max_n])
         return show_images(pictures, y[0][:max_n].cpu().numpy() if y else None, self.dataset.vocab, n=len(pictures), title=title)
     def show_results(self, b:tuple, # a batch `(images, labels)`
-                     out:torch.Tensor, # the predicted classes [B] (`learn.show_results` passes them)
+                     out:torch.Tensor|tuple, # the predicted classes [B] (`learn.show_results` passes them; `interp.show_results`, them in a tuple)
                      max_n:int=9, title:str|None=None):
         "fastai's `show_results` for images: the first `max_n` of a batch, each titled 'class / predicted class'"
         x, y, *_ = b
-        name = (lambda c: self.dataset.vocab[c]) if self.dataset.vocab is not None else str
+        if isinstance(out, tuple): out, = out
+        name = self._class_name
         titles = [f'{name(int(t))} / {name(int(p))}' for t, p in zip(y[:max_n], out[:max_n])]
         return show_images(side_by_side(x[:max_n]), titles, classes=None, n=len(titles), title=title)
+    def _class_name(self, c) -> str: return str(int(c)) if self.dataset.vocab is None else self.dataset.vocab[int(c)]
+    def _pre_show_batch(self, b:tuple, # a batch `(images, classes)` or `(images,)`
+                        max_n:int=9):
+        "fastai's form of a batch to draw, which its `Interpretation.plot_top_losses` takes: `(pictures, classes, items)`, each item `(picture, class name)`"
+        x, *y = b
+        pictures = ShownImages(torch.from_numpy(side_by_side(x[:max_n])))   # [n, H, C*W] uint8
+        if not y: return pictures, None, L((p,) for p in pictures)
+        return pictures, TensorCategory(y[0][:max_n]), L(zip(pictures, map(self._class_name, y[0][:max_n])))
+    def new(self, dataset=None, cls=None, **kwargs):
+        dl = super().new(dataset=dataset, cls=cls, **kwargs)
+        if dataset is not None and not isinstance(dataset, TensorItems):   # images or items, made TensorItems here (`test_dl`): this task's classes
+            dl.dataset.vocab = self.dataset.vocab
+        return dl
+
+class ShownImages(TensorBase):
+    "uint8 pictures [n, H, W] of a batch (`side_by_side`), the type by which fastai's `plot_top_losses` finds `plot_top_image_losses`"
+
+def plot_top_image_losses(x:ShownImages, # the pictures
+                          y, # their classes
+                          samples:L, # items `(picture, class name)`
+                          outs:L, # items `(predicted class name,)`
+                          raws:torch.Tensor, # [n, C] class probabilities
+                          losses:torch.Tensor, # [n] each picture's loss
+                          ncols:int=5, title:str='Prediction/Actual/Loss/Probability'):
+    "fastai's `interp.plot_top_losses(k)` for `TensorBatchDL`: each picture titled as fastai titles its images (the probability is the prediction's)"
+    titles = [f'{o[0]}/{s[1]}\n{l.item():.2f} / {r.max().item():.2f}' for s, o, r, l in zip(samples, outs, raws, losses)]
+    return show_images(x.numpy(), titles, classes=None, n=len(titles), title=title, ncols=ncols, width=1.8)
+
+fastai_plot_top_losses.dispatch(plot_top_image_losses)   # fastai's `plot_top_losses` calls it for `ShownImages`
 
 def side_by_side(x:torch.Tensor, # images [B, C, H, W], uint8 or floats in [0, 1]
                 ) -> np.ndarray:
