@@ -324,7 +324,7 @@ class EmptyForNone(Callback):
         if any(isinstance(cb, (GatherPredsCallback, MixedPrecision)) for cb in self.learn.cbs): self.learn.pred = none_as_empty(self.learn.pred)
 
 class CapsuleLearner(Learner):
-    "A fastai `Learner` whose `fit(start_epoch=k)` starts at epoch `k` without logging the skipped epochs, and whose `summary`, `predict` and `export` work for capsule models on plain DataLoaders"
+    "A fastai `Learner` whose `fit(start_epoch=k)` starts at epoch `k` without logging the skipped epochs, and whose `summary`, `predict`, `tta` and `export` work for capsule models on plain DataLoaders"
     first_epoch = 0
     def _do_fit(self):
         for epoch in range(self.first_epoch, self.n_epoch):
@@ -365,6 +365,13 @@ class CapsuleLearner(Learner):
         if not with_input: return res
         inputs = tuple(t[0] for t in (inp if isinstance(inp, (tuple, list)) else (inp,)))
         return (inputs[0] if len(inputs) == 1 else inputs, *res)
+
+    def tta(self, ds_idx:int=1, dl=None, n:int=4, item_tfms=None, batch_tfms=None, beta:float|None=0.25, use_max:bool=False):
+        "fastai's `tta`, refused where the learner has no augmentation to predict under (it would only repeat `get_preds`): here `PadCropCallback`'s crops"
+        if item_tfms is None and batch_tfms is None and not any(isinstance(cb, PadCropCallback) for cb in self.cbs):
+            raise ValueError("tta averages predictions under the training augmentation, and this learner has none (no PadCropCallback: "
+                             "capsule_learner(..., pad=k) for images); it would give get_preds()'s predictions again")
+        return super().tta(ds_idx=ds_idx, dl=dl, n=n, item_tfms=item_tfms, batch_tfms=batch_tfms, beta=beta, use_max=use_max)
 
     def export(self, fname:str|Path='export.pkl', pickle_protocol:int=2):
         "fastai's `export`, written atomically and the learner left whole if it fails: the model, loss and callbacks without the data or the optimizer's state, for `load_learner`"
