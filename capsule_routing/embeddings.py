@@ -510,7 +510,7 @@ def _build(texts, tf, folder:Path, key:str, shard_size, max_tokens, max_bs, prog
 # %% ../nbs/04a_embeddings.ipynb #c2f952b0
 from .core import import_fastai_quietly
 import_fastai_quietly()   # fastai's own import raises a deprecation notice; see `core.import_fastai_quietly`
-from fastai.data.transforms import CategoryMap
+from .training import FastaiDataset
 from typing import NamedTuple
 
 class CachedItem(NamedTuple):
@@ -523,7 +523,7 @@ class CachedItem(NamedTuple):
     def text(self) -> str|None: return None if self.cache_texts is None else self.cache_texts[self.index]
     def __repr__(self): return f"CachedItem(index={self.index}, label={self.label!r}, text={self.text!r})"
 
-class CachedEmbeddings:
+class CachedEmbeddings(FastaiDataset):
     "Items `(embs [n_i, L, D] fp16 tensor, label)` read lazily from an `EmbeddingCache`, through optional `idxs`; a label is a class or a row of class probabilities; without labels, items `(embs,)`; `transformer`: the cache's model and settings"
     n_inp = 2   # a batch is (mask, embs, label): two inputs for the model
     def __init__(self,
@@ -533,7 +533,8 @@ class CachedEmbeddings:
                  vocab:Sequence[str]|None=None, # the class names (`dls.vocab`: `learn.predict` names its class with them)
                  cache_texts:Sequence[str]|None=None, # all the cache's texts, in its order (checked against it): batches then show as texts
                 ):
-        self.cache, self.vocab = cache, None if vocab is None else CategoryMap(list(vocab), sort=False)   # fastai's kind: its ClassificationInterpretation reads it
+        self.cache = cache
+        self.set_vocab(vocab)
         self.idxs = np.arange(len(cache)) if idxs is None else np.asarray(idxs, dtype=np.int64)
         self.labels = None if labels is None else np.asarray(labels)
         if self.labels is not None:
@@ -550,8 +551,6 @@ class CachedEmbeddings:
         ident = cache.manifest.get('identity', {})   # the settings that embed new texts as these were (`TextItems`)
         self.transformer = dict(name=cache.manifest['model'], dtype=ident.get('dtype', 'float32'), max_len=ident.get('max_len'))
     def __len__(self): return len(self.idxs)
-    @property
-    def c(self) -> int|None: return None if self.vocab is None else len(self.vocab)   # fastai's `dls.c`, the number of classes
     def fingerprint(self) -> str:
         "SHA-256 of the items without reading an embedding: the cache's key (its model and texts), which of its texts, their labels"
         h = hashlib.sha256(self.cache.manifest['key'].encode())
@@ -708,10 +707,6 @@ class EmbeddingsDL(DataLoader):
             dataset = TextItems(texts, self.dataset.transformer)
         return super().new(dataset=dataset, cls=cls, **{'bucket': self.bucket, 'dtype': self.dtype, 'sort': self.sort, **kwargs})
 
-    def _class_name(self, label) -> str:
-        label = torch.as_tensor(label)
-        c = int(label.argmax()) if label.ndim else int(label)   # a row of class probabilities (a teacher's) shows as its likeliest class
-        return str(c) if self.dataset.vocab is None else self.dataset.vocab[c]
     def _pre_show_batch(self, b:tuple, # a batch `(mask, embs, labels)` or `(mask, embs)` of this loader's items
                         max_n:int=9):
         "fastai's form of a batch to show, which its `Interpretation.plot_top_losses` takes: `(texts, labels, items)`, an item per text with an entry per field of the batch: `(text, tokens, class name)`"
@@ -721,7 +716,7 @@ class EmbeddingsDL(DataLoader):
         texts = ShownTexts(self.dataset.text(j) for j in self.dataset.positions_of(mask[:max_n], embs[:max_n]))
         tokens = [int(m.sum()) for m in mask[:max_n]]
         if not y: return texts, None, L(zip(texts, tokens))
-        return texts, y[0][:max_n], L(zip(texts, tokens, map(self._class_name, y[0][:max_n])))
+        return texts, y[0][:max_n], L(zip(texts, tokens, map(self.dataset.class_name, y[0][:max_n])))
     def show_batch(self, b:tuple|None=None, # a batch of this loader's items; default: `one_batch()`
                    max_n:int=9, show:bool=True):
         "fastai's `show_batch` for texts: a table of the first `max_n` texts of a batch and their classes (`show=False`: returned, not shown)"
@@ -733,7 +728,7 @@ class EmbeddingsDL(DataLoader):
         "fastai's `show_results` for texts: a table of the first `max_n` texts of a batch, their classes and the predicted ones"
         if isinstance(out, tuple): out, = out
         _, _, items = self._pre_show_batch(b, max_n)
-        table = pd.DataFrame(list(items), columns=['text', 'tokens', 'class']).assign(predicted=[self._class_name(p) for p in out[:len(items)]])
+        table = pd.DataFrame(list(items), columns=['text', 'tokens', 'class']).assign(predicted=[self.dataset.class_name(p) for p in out[:len(items)]])
         return show_table(table, show)
 
 class ShownTexts(list):

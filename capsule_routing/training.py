@@ -7,13 +7,14 @@ from __future__ import annotations
 import contextvars, functools, hashlib, io, json, math, os, pickle, random, re, struct, sys, tempfile, time, warnings
 from contextlib import contextmanager
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Callable
 import cloudpickle   # what fastai's `export` pickles with
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from fastcore.basics import store_attr
+from fastcore.basics import compose, listify, store_attr
 from fastcore.meta import delegates
 from fastcore.script import call_parse, is_cli   # is_cli: fastcore 1.14.3 or later (settings.ini requires it)
 from .core import import_fastai_quietly
@@ -22,8 +23,9 @@ from fastai.callback.core import Callback, CancelEpochException, GatherPredsCall
 from fastai.callback.fp16 import MixedPrecision   # also gives `Learner` its `to_fp16` and `to_bf16`
 import fastai.callback.hook   # gives `Learner` its `summary`
 from fastai.callback.schedule import ParamScheduler
-from fastai.data.core import DataLoaders, FilteredBase
+from fastai.data.core import DataLoaders, FilteredBase, TfmdDL
 from fastai.data.load import DataLoader
+from fastai.data.transforms import CategoryMap
 from fastai.learner import AvgSmoothLoss, Learner, Recorder
 from fastai.optimizer import OptimWrapper, RAdam
 from fastai.torch_core import rank_distrib, set_seed
@@ -40,9 +42,9 @@ __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILE
            'current_umask', 'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr',
            'model_repr', 'check_model_repr', 'check_run_settings', 'check_resumed_monitor', 'data_fingerprint',
            'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'check_epochs', 'fit_paper', 'synthetic_textures',
-           'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'compile_whole_model', 'check_out_folder',
-           'bad_input_message', 'cli_errors', 'running_as_command', 'run_command', 'interrupted_hint', 'train_main',
-           'smoke_main']
+           'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'FastaiDataset', 'compile_whole_model',
+           'check_out_folder', 'bad_input_message', 'cli_errors', 'running_as_command', 'run_command',
+           'interrupted_hint', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -367,11 +369,21 @@ class CapsuleLearner(Learner):
         return (inputs[0] if len(inputs) == 1 else inputs, *res)
 
     def tta(self, ds_idx:int=1, dl=None, n:int=4, item_tfms=None, batch_tfms=None, beta:float|None=0.25, use_max:bool=False):
-        "fastai's `tta`, refused where the learner has no augmentation to predict under (it would only repeat `get_preds`): here `PadCropCallback`'s crops"
+        "fastai's `tta`; `item_tfms` and `batch_tfms`, functions of an item and of a batch, run after the loader's own (fastai's replace them) and only in the augmented passes; refused without an augmentation"
         if item_tfms is None and batch_tfms is None and not any(isinstance(cb, PadCropCallback) for cb in self.cbs):
             raise ValueError("tta averages predictions under the training augmentation, and this learner has none (no PadCropCallback: "
                              "capsule_learner(..., pad=k) for images); it would give get_preds()'s predictions again")
-        return super().tta(ds_idx=ds_idx, dl=dl, n=n, item_tfms=item_tfms, batch_tfms=batch_tfms, beta=beta, use_max=use_max)
+        if dl is None: dl = self.dls[ds_idx].new(shuffled=False, drop_last=False)
+        if not hasattr(dl.dataset, 'set_split_idx'):
+            raise TypeError(f"tta switches the data set to its training split (set_split_idx), which a {type(dl.dataset).__name__} cannot do: "
+                            "build the DataLoaders on TensorItems, CachedEmbeddings or a fastai Datasets")
+        if not isinstance(dl, TfmdDL):   # a plain loader: fastai's `dl.new(after_item=item_tfms, after_batch=batch_tfms)` would drop its own
+            def augmented(own, tfms):   # transforms (`uint8_to_unit`), and plain functions, unlike fastai's augmentations, would run in every pass
+                augment, data = compose(*listify(tfms)), dl.dataset
+                return lambda x: augment(own(x)) if data.split_idx == 0 else own(x)
+            if item_tfms is not None: item_tfms = augmented(dl.after_item, item_tfms)
+            if item_tfms is not None or batch_tfms is not None: batch_tfms = augmented(dl.after_batch, batch_tfms)
+        return super().tta(dl=dl, n=n, item_tfms=item_tfms, batch_tfms=batch_tfms, beta=beta, use_max=use_max)
 
     def export(self, fname:str|Path='export.pkl', pickle_protocol:int=2):
         "fastai's `export`, written atomically and the learner left whole if it fails: the model, loss and callbacks without the data or the optimizer's state, for `load_learner`"
@@ -996,6 +1008,26 @@ def evaluate_checkpoint(learn:Learner, # a learner whose model has the checkpoin
     res.update(n_samples=len(dl.dataset) if hasattr(dl, 'dataset') else None, epoch=ck.get('epoch'),
                checkpoint=str(path), selected_by=ck.get('monitor'), selection_value=ck.get('value'))
     return res
+
+# %% ../nbs/02_training.ipynb #55c80bc8
+class FastaiDataset:
+    "A data set's class names (`vocab`), their number (`c`) and split (`set_split_idx`), as fastai reads them; `class_name` names a class"
+    vocab = None       # a fastai `CategoryMap` (`set_vocab`), which its `ClassificationInterpretation` reads, or no names
+    split_idx = None   # 0 while `set_split_idx(0)`: fastai's `tta` asks for the training augmentation (`PadCropCallback` reads it)
+    def set_vocab(self, vocab:Sequence[str]|None): self.vocab = None if vocab is None else CategoryMap(list(vocab), sort=False)   # in the given order
+    @property
+    def c(self) -> int|None: return None if self.vocab is None else len(self.vocab)   # fastai's `dls.c`, the number of classes
+    def class_name(self, label) -> str:
+        "The name of class `label`, a class index or a row of class probabilities (a teacher's, named by its likeliest class); the index where there are no names"
+        label = torch.as_tensor(label)
+        c = int(label.argmax()) if label.ndim else int(label)
+        return str(c) if self.vocab is None else self.vocab[c]
+    @contextmanager
+    def set_split_idx(self, i:int|None):
+        "Within the block, `split_idx` is `i` (fastai's `tta` sets 0 for the training augmentation, 1 for none)"
+        old, self.split_idx = self.split_idx, i
+        try: yield
+        finally: self.split_idx = old
 
 # %% ../nbs/02_training.ipynb #ce7b2bad
 def compile_whole_model(model:nn.Module,

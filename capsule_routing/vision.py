@@ -6,7 +6,6 @@
 from __future__ import annotations
 import gzip, struct
 from dataclasses import dataclass
-from contextlib import contextmanager
 from pathlib import Path
 from collections.abc import Sequence
 import numpy as np
@@ -17,13 +16,13 @@ from .core import import_fastai_quietly
 import_fastai_quietly()   # fastai's own import raises a deprecation notice; see `core.import_fastai_quietly`
 from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
-from fastai.data.transforms import CategoryMap
 from fastai.torch_core import TensorBase, TensorCategory
 from fastai.interpret import plot_top_losses as fastai_plot_top_losses
 from fastcore.foundation import L
 from torch.utils.data import TensorDataset
 from .core import default_device, open_maybe_gzip, is_int, name_python_m_command
 from .downloads import check_checksum, download_file, sha256sum, download_for_command_line
+from .training import FastaiDataset
 from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb, SMALLNORB_CLASSES
 
 # %% auto #0
@@ -192,13 +191,11 @@ def stratified_split(labels:np.ndarray, # [N] class labels
     return np.setdiff1d(np.arange(len(labels)), valid), valid
 
 # %% ../nbs/03a_fashion_mnist.ipynb #eaf2d582
-class TensorItems(TensorDataset):
-    "A `TensorDataset` (inputs, then the target) that names its classes (`vocab`) and that fastai's `learn.export` can empty"
+class TensorItems(FastaiDataset, TensorDataset):
+    "A `TensorDataset` (inputs, then the target) that names its classes (`vocab`), has fastai's split for `tta`, and that fastai's `learn.export` can empty"
     def __init__(self, *tensors:torch.Tensor, vocab:Sequence[str]|None=None):
         super().__init__(*tensors)
-        self.vocab = None if vocab is None else CategoryMap(list(vocab), sort=False)   # fastai's kind: its ClassificationInterpretation reads it
-    @property
-    def c(self) -> int|None: return None if self.vocab is None else len(self.vocab)   # fastai's `dls.c`, the number of classes
+        self.set_vocab(vocab)
     def new_empty(self):
         "No items; the same item shapes, dtypes and class names (what `learn.export` keeps of the data)"
         return type(self)(*(t[:0].clone() for t in self.tensors), vocab=self.vocab)   # cloned: a view would save its whole storage
@@ -206,13 +203,6 @@ class TensorItems(TensorDataset):
     def items(self) -> list[tuple]:
         "Each item as a tuple of views of the tensors (fastai's `Interpretation` picks some and batches them with `test_dl`)"
         return list(zip(*(t.unbind(0) for t in self.tensors)))
-    split_idx = None   # 0 while `set_split_idx(0)`: fastai's `tta` asks for the training augmentation (`PadCropCallback` reads it)
-    @contextmanager
-    def set_split_idx(self, i:int|None):
-        "Within the block, `split_idx` is `i` (fastai's `tta` sets 0 for the training augmentation, 1 for none)"
-        old, self.split_idx = self.split_idx, i
-        try: yield
-        finally: self.split_idx = old
 
 def tensor_items(data) -> TensorItems:
     "`data` as `TensorItems`: a `TensorDataset`, one tensor (inputs alone: `learn.dls.test_dl(images)`), or a list of items, each a tensor or a tuple of tensors (`learn.predict` passes one, fastai's `Interpretation` several)"
@@ -228,7 +218,11 @@ def tensor_items(data) -> TensorItems:
 
 class TensorBatchDL(DataLoader):
     "A fastai `DataLoader` over `TensorItems` (or anything `tensor_items` takes) that gathers each batch with one indexing operation"
-    def __init__(self, dataset=None, **kwargs): super().__init__(None if dataset is None else tensor_items(dataset), **kwargs)
+    def __init__(self, dataset=None, **kwargs):
+        if kwargs.get('after_item') is not None:   # `learn.tta(item_tfms=...)`, `dl.new(after_item=...)`
+            raise ValueError("TensorBatchDL gathers each batch with one indexing operation, so item transforms would never run: "
+                             "transform whole batches (after_batch, or learn.tta(batch_tfms=...))")
+        super().__init__(None if dataset is None else tensor_items(dataset), **kwargs)
     def create_batches(self, samps):
         for idx in chunked(samps, self.bs, drop_last=self.drop_last):
             yield self.dataset[torch.tensor(idx, device=self.dataset.tensors[0].device)]  # tuple of [bs, ...]
@@ -244,17 +238,16 @@ class TensorBatchDL(DataLoader):
         "fastai's `show_results` for images: the first `max_n` of a batch, each titled 'class / predicted class'"
         x, y, *_ = b
         if isinstance(out, tuple): out, = out
-        name = self._class_name
-        titles = [f'{name(int(t))} / {name(int(p))}' for t, p in zip(y[:max_n], out[:max_n])]
+        name = self.dataset.class_name
+        titles = [f'{name(t)} / {name(p)}' for t, p in zip(y[:max_n], out[:max_n])]
         return show_images(side_by_side(x[:max_n]), titles, classes=None, n=len(titles), title=title)
-    def _class_name(self, c) -> str: return str(int(c)) if self.dataset.vocab is None else self.dataset.vocab[int(c)]
     def _pre_show_batch(self, b:tuple, # a batch `(images, classes)` or `(images,)`
                         max_n:int=9):
         "fastai's form of a batch to draw, which its `Interpretation.plot_top_losses` takes: `(pictures, classes, items)`, each item `(picture, class name)`"
         x, *y = b
         pictures = ShownImages(torch.from_numpy(side_by_side(x[:max_n])))   # [n, H, C*W] uint8
         if not y: return pictures, None, L((p,) for p in pictures)
-        return pictures, TensorCategory(y[0][:max_n]), L(zip(pictures, map(self._class_name, y[0][:max_n])))
+        return pictures, TensorCategory(y[0][:max_n]), L(zip(pictures, map(self.dataset.class_name, y[0][:max_n])))
     def new(self, dataset=None, cls=None, **kwargs):
         dl = super().new(dataset=dataset, cls=cls, **kwargs)
         if dataset is not None and not isinstance(dataset, TensorItems):   # images or items, made TensorItems here (`test_dl`): this task's classes
