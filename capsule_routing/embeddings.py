@@ -18,8 +18,8 @@ from .downloads import sha256sum
 __all__ = ['CACHE_FORMAT', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer', 'FrozenTransformer',
            'hidden_states', 'length_batches', 'texts_digest', 'cache_key', 'EmbeddingCache', 'default_cache_dir',
            'cache_folder', 'find_cache', 'embed_to_cache', 'CachedItem', 'CachedEmbeddings', 'live_transformer',
-           'check_texts', 'TextItems', 'pad_collate', 'EmbeddingsDL', 'ShownTexts', 'plot_top_text_losses',
-           'show_table', 'mean_pooled']
+           'check_model_files', 'check_texts', 'TextItems', 'pad_collate', 'EmbeddingsDL', 'ShownTexts',
+           'plot_top_text_losses', 'show_table', 'mean_pooled']
 
 # %% ../nbs/04a_embeddings.ipynb #ecbca8f4
 def end_token_ids(tokenizer) -> set[int]:
@@ -524,7 +524,7 @@ class CachedItem(NamedTuple):
     def __repr__(self): return f"CachedItem(index={self.index}, label={self.label!r}, text={self.text!r})"
 
 class CachedEmbeddings(FastaiDataset):
-    "Items `(embs [n_i, L, D] fp16 tensor, label)` read lazily from an `EmbeddingCache`, through optional `idxs`; a label is a class or a row of class probabilities; without labels, items `(embs,)`; `transformer`: the cache's model and settings"
+    "Items `(embs [n_i, L, D] fp16 tensor, label)` read lazily from an `EmbeddingCache`, through optional `idxs`; a label is a class or a row of class probabilities; without labels, items `(embs,)`; `transformer`: the cache's model and settings, `model_files`: its files if a local folder"
     n_inp = 2   # a batch is (mask, embs, label): two inputs for the model
     def __init__(self,
                  cache:EmbeddingCache,
@@ -550,6 +550,7 @@ class CachedEmbeddings(FastaiDataset):
         self.cache_texts, self._row_keys = cache_texts, {}
         ident = cache.manifest.get('identity', {})   # the settings that embed new texts as these were (`TextItems`)
         self.transformer = dict(name=cache.manifest['model'], dtype=ident.get('dtype', 'float32'), max_len=ident.get('max_len'))
+        self.model_files = ident.get('files')   # a local model folder's files (name, size, SHA-256): `TextItems` checks the folder still holds them
     def __len__(self): return len(self.idxs)
     def fingerprint(self) -> str:
         "SHA-256 of the items without reading an embedding: the cache's key (its model and texts), which of its texts, their labels"
@@ -620,6 +621,15 @@ def live_transformer(name:str, # hub name or local folder, as a cache's manifest
     "The `FrozenTransformer` of these settings, made once and kept: texts embedded for predictions load the model once"
     return FrozenTransformer(name, dtype=getattr(torch, dtype), max_len=max_len)
 
+def check_model_files(tf:FrozenTransformer, # a transformer to embed texts with
+                      model_files:list, # `(name, size, SHA-256)` of each file of the folder the caches were built with
+                     ):
+    "Refuse a transformer whose folder's files are not `model_files`: its hidden states would not be those the model was trained on"
+    found = {name: (size, sha) for name, size, sha in tf.identity().get('files', [])}   # read once per transformer (`live_transformer`)
+    expected = {name: (size, sha) for name, size, sha in model_files}
+    differ = sorted(n for n in found.keys() | expected.keys() if found.get(n) != expected.get(n))
+    if differ: raise ValueError(f"the transformer {tf.name} is not the model the caches were built with: its files {differ} differ from theirs")
+
 def check_texts(texts:str|list[str], # texts to embed now (one string is one text)
                ) -> list[str]:
     "`texts` as a list, refused unless each is a string with something in it"
@@ -631,11 +641,17 @@ def check_texts(texts:str|list[str], # texts to embed now (one string is one tex
     return texts
 
 class TextItems:
-    "Items `(embs [n_i, L, D] fp16,)` of `texts`, each embedded when read by `transformer` (`CachedEmbeddings.transformer`: name, dtype, max_len)"
+    "Items `(embs [n_i, L, D] fp16,)` of `texts`, each embedded when read by `transformer` (`CachedEmbeddings.transformer`: name, dtype, max_len), a local folder refused unless it holds `model_files`"
     n_inp = 2   # a batch is (mask, embs)
-    def __init__(self, texts:list[str], transformer:dict):
+    def __init__(self, texts:list[str], transformer:dict,
+                 model_files:list|None=None, # `CachedEmbeddings.model_files`: the files of the folder the caches were built with
+                ):
         self.texts, self.tf = check_texts(texts), live_transformer(**transformer)
-        self.ids, cut = self.tf.encode(self.texts)
+        try: self.ids, cut = self.tf.encode(self.texts)
+        except FileNotFoundError as e:   # the folder an exported learner records is the one on the machine it was trained on
+            raise FileNotFoundError(f"{e}. A learner records the folder its caches' transformer was loaded from: on another machine, point it at the "
+                                    "copy there (`learn.dls.valid.dataset.transformer['name'] = folder`)") from None
+        if model_files is not None: check_model_files(self.tf, model_files)
         if cut: warnings.warn(f"{len(cut)} of {len(self.texts)} texts exceed {self.tf.max_len} tokens and were cut to them (as the caches "
                               f"cut theirs): positions {cut}", stacklevel=2)
         self.lengths = np.array([len(ids) for ids in self.ids])
@@ -704,7 +720,7 @@ class EmbeddingsDL(DataLoader):
             kwargs = {'sort': False, **kwargs}                                     # and reads its predictions back in their order
         texts = [t[0] if isinstance(t, tuple) and len(t) == 1 else t for t in dataset] if isinstance(dataset, (list, tuple)) else None
         if texts and all(isinstance(t, str) for t in texts):   # `learn.dls.test_dl(texts)`, `learn.predict(text)`: embedded as this set's were
-            dataset = TextItems(texts, self.dataset.transformer)
+            dataset = TextItems(texts, self.dataset.transformer, getattr(self.dataset, 'model_files', None))   # None: exported before it was kept
         return super().new(dataset=dataset, cls=cls, **{'bucket': self.bucket, 'dtype': self.dtype, 'sort': self.sort, **kwargs})
 
     def _pre_show_batch(self, b:tuple, # a batch `(mask, embs, labels)` or `(mask, embs)` of this loader's items
