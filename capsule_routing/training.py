@@ -23,7 +23,7 @@ from fastai.callback.core import Callback, CancelEpochException, GatherPredsCall
 from fastai.callback.fp16 import MixedPrecision   # also gives `Learner` its `to_fp16` and `to_bf16`
 import fastai.callback.hook   # gives `Learner` its `summary`
 from fastai.callback.schedule import ParamScheduler
-from fastai.data.core import DataLoaders, FilteredBase, TfmdDL
+from fastai.data.core import DataLoaders, FilteredBase, TfmdDL, Transform
 from fastai.data.load import DataLoader
 from fastai.data.transforms import CategoryMap
 from fastai.learner import AvgSmoothLoss, Learner, Recorder
@@ -378,6 +378,10 @@ class CapsuleLearner(Learner):
             raise TypeError(f"tta switches the data set to its training split (set_split_idx), which a {type(dl.dataset).__name__} cannot do: "
                             "build the DataLoaders on TensorItems, CachedEmbeddings or a fastai Datasets")
         if not isinstance(dl, TfmdDL):   # a plain loader: fastai's `dl.new(after_item=item_tfms, after_batch=batch_tfms)` would drop its own
+            typed = [t for t in listify(item_tfms) + listify(batch_tfms) if isinstance(t, Transform)]
+            if typed: raise TypeError(f"{type(typed[0]).__name__} is a fastai Transform, which acts on each tensor of a batch by its type (TensorImage, ...); "
+                                      "this loader's batches are plain tensors, which it would leave unchanged or transform alike: pass a function "
+                                      "of the batch, e.g. lambda b: (b[0].flip(-1), *b[1:])")
             def augmented(own, tfms):   # transforms (`uint8_to_unit`), and plain functions, unlike fastai's augmentations, would run in every pass
                 augment, data = compose(*listify(tfms)), dl.dataset
                 return lambda x: augment(own(x)) if data.split_idx == 0 else own(x)
