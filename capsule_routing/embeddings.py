@@ -640,13 +640,16 @@ def check_texts(texts:str|list[str], # texts to embed now (one string is one tex
     if blank: raise ValueError(f"the texts at positions {blank} are empty or only white space: there is nothing to classify")
     return texts
 
-class TextItems:
+class TextItems(FastaiDataset):
     "Items `(embs [n_i, L, D] fp16,)` of `texts`, each embedded when read by `transformer` (`CachedEmbeddings.transformer`: name, dtype, max_len), a local folder refused unless it holds `model_files`"
     n_inp = 2   # a batch is (mask, embs)
     def __init__(self, texts:list[str], transformer:dict,
                  model_files:list|None=None, # `CachedEmbeddings.model_files`: the files of the folder the caches were built with
+                 vocab:Sequence[str]|None=None, # the class names of the set whose transformer this is (the predictions' names)
                 ):
         self.texts, self.tf = check_texts(texts), live_transformer(**transformer)
+        self.set_vocab(vocab)
+        self._read = {}   # (length, SHA-256 of the states as float16 or bfloat16) -> position, of each item read: `positions_of`
         try: self.ids, cut = self.tf.encode(self.texts)
         except FileNotFoundError as e:   # the folder an exported learner records is the one on the machine it was trained on
             raise FileNotFoundError(f"{e}. A learner records the folder its caches' transformer was loaded from: on another machine, point it at the "
@@ -658,7 +661,23 @@ class TextItems:
     def __len__(self): return len(self.texts)
     def __getitem__(self, i):
         hs, _ = self.tf.embed_batch([self.ids[i]])   # [1, n_i, L, D] float32
-        return (hs[0].half(),)                       # rounded to fp16, as the caches hold it
+        embs = hs[0].half()                          # rounded to fp16, as the caches hold it
+        for dtype in (torch.float16, torch.bfloat16): self._read[_states_key(embs.to(dtype))] = i   # bfloat16 batches round them again
+        return (embs,)
+    def text(self, i:int) -> str: return self.texts[i]
+    def positions_of(self, mask, # [B, n] a batch's mask (1: token, 0: padding), or its rows
+                     embs, # [B, n, L, D] its hidden states in the batch's dtype, or their rows [n, L, D]
+                    ) -> list[int]:
+        "Which item each row of a batch of these items is, found among the items read by its states' digest (a row that is none of them is an error)"
+        found = []
+        for r, (m, e) in enumerate(zip(mask, embs)):
+            n, e = int(m.sum()), e.detach().cpu()
+            j = self._read.get(_states_key(e[:n].to(torch.bfloat16 if e.dtype == torch.bfloat16 else torch.float16)))   # float32: fp16 exactly again
+            if j is None: raise ValueError(f"row {r} of the batch is none of the texts read so far")
+            found.append(j)
+        return found
+
+def _states_key(embs:torch.Tensor) -> tuple[int, str]: return len(embs), hashlib.sha256(_as_bytes(embs)).hexdigest()   # [n, L, D]
 
 # %% ../nbs/04a_embeddings.ipynb #26cd9a4d
 def pad_collate(items, # `(embs [n_i, L, D], label)` pairs, or `(embs,)` without labels
@@ -720,14 +739,15 @@ class EmbeddingsDL(DataLoader):
             kwargs = {'sort': False, **kwargs}                                     # and reads its predictions back in their order
         texts = [t[0] if isinstance(t, tuple) and len(t) == 1 else t for t in dataset] if isinstance(dataset, (list, tuple)) else None
         if texts and all(isinstance(t, str) for t in texts):   # `learn.dls.test_dl(texts)`, `learn.predict(text)`: embedded as this set's were
-            dataset = TextItems(texts, self.dataset.transformer, getattr(self.dataset, 'model_files', None))   # None: exported before it was kept
+            dataset = TextItems(texts, self.dataset.transformer, getattr(self.dataset, 'model_files', None),   # None: exported before it was kept
+                                self.dataset.vocab)
         return super().new(dataset=dataset, cls=cls, **{'bucket': self.bucket, 'dtype': self.dtype, 'sort': self.sort, **kwargs})
 
     def _pre_show_batch(self, b:tuple, # a batch `(mask, embs, labels)` or `(mask, embs)` of this loader's items
                         max_n:int=9):
         "fastai's form of a batch to show, which its `Interpretation.plot_top_losses` takes: `(texts, labels, items)`, an item per text with an entry per field of the batch: `(text, tokens, class name)`"
-        if not isinstance(self.dataset, CachedEmbeddings):
-            raise TypeError(f"only batches of CachedEmbeddings can be shown as texts, not of {type(self.dataset).__name__}")
+        if not isinstance(self.dataset, (CachedEmbeddings, TextItems)):
+            raise TypeError(f"only batches of CachedEmbeddings or TextItems can be shown as texts, not of {type(self.dataset).__name__}")
         mask, embs, *y = b
         texts = ShownTexts(self.dataset.text(j) for j in self.dataset.positions_of(mask[:max_n], embs[:max_n]))
         tokens = [int(m.sum()) for m in mask[:max_n]]
@@ -741,10 +761,10 @@ class EmbeddingsDL(DataLoader):
     def show_results(self, b:tuple, # a batch `(mask, embs, labels)` of this loader's items
                      out:torch.Tensor|tuple, # the predicted classes [B] (`learn.show_results` passes them; `interp.show_results`, them in a tuple)
                      max_n:int=9, show:bool=True):
-        "fastai's `show_results` for texts: a table of the first `max_n` texts of a batch, their classes and the predicted ones"
+        "fastai's `show_results` for texts: a table of the first `max_n` texts of a batch, their classes (if they have them) and the predicted ones"
         if isinstance(out, tuple): out, = out
-        _, _, items = self._pre_show_batch(b, max_n)
-        table = pd.DataFrame(list(items), columns=['text', 'tokens', 'class']).assign(predicted=[self.dataset.class_name(p) for p in out[:len(items)]])
+        _, y, items = self._pre_show_batch(b, max_n)   # texts to predict (`learn.dls.test_dl(texts)`) have no class
+        table = pd.DataFrame(list(items), columns=['text', 'tokens', 'class'][:2 + (y is not None)]).assign(predicted=[self.dataset.class_name(p) for p in out[:len(items)]])
         return show_table(table, show)
 
 class ShownTexts(list):
