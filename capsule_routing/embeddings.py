@@ -593,14 +593,11 @@ class CachedEmbeddings(FastaiDataset):
                      embs, # [B, n, L, D] its hidden states in the batch's dtype, or their rows [n, L, D]
                     ) -> list[int]:
         "Which item each row of a batch of these items is: a batch holds hidden states, not texts (a row that is no item's is an error)"
-        found = []
-        for r, (m, e) in enumerate(zip(mask, embs)):
-            n, e = int(m.sum()), e.detach().cpu()
-            j = self._last_row_keys(e.dtype).get((n, _as_bytes(e[n - 1])))
-            if j is None or not torch.equal(torch.from_numpy(self.cache.read(int(self.idxs[j]))).to(e.dtype), e[:n]):
-                raise ValueError(f"row {r} of the batch is none of these {len(self)} items")
-            found.append(j)
-        return found
+        return _rows_to_positions(mask, embs, self._position_of, f'these {len(self)} items')
+    def _position_of(self, e:torch.Tensor) -> int|None:
+        "The item whose states are `e` [n, L, D] (in a batch's dtype): looked up by its length and last token, confirmed on the whole item"
+        j = self._last_row_keys(e.dtype).get((len(e), _as_bytes(e[-1]))) if len(e) else None   # a row of padding alone: no item's
+        return j if j is not None and torch.equal(torch.from_numpy(self.cache.read(int(self.idxs[j]))).to(e.dtype), e) else None
     def _last_row_keys(self, dtype:torch.dtype) -> dict:
         "Each item's position by its length and its last token's states as a batch of `dtype` holds them (one row read per item, once)"
         if dtype not in self._row_keys:
@@ -610,6 +607,19 @@ class CachedEmbeddings(FastaiDataset):
         return self._row_keys[dtype]
 
 def _as_bytes(t:torch.Tensor) -> bytes: return t.contiguous().view(torch.uint8).numpy().tobytes()   # any dtype, bfloat16 too
+
+def _rows_to_positions(mask, # [B, n] a batch's mask (1: token, 0: padding), or its rows
+                      embs, # [B, n, L, D] its hidden states, or their rows [n, L, D]
+                      position_of, # a row's states [n, L, D] without padding -> the item's position, or None
+                      items:str, # what the items are, for the error
+                     ) -> list[int]:
+    "`position_of` each row of a batch (`positions_of` of `CachedEmbeddings` and `TextItems`); a row it finds no item for is an error"
+    found = []
+    for r, (m, e) in enumerate(zip(mask, embs)):
+        j = position_of(e[:int(m.sum())].detach().cpu())
+        if j is None: raise ValueError(f"row {r} of the batch is none of {items}")
+        found.append(j)
+    return found
 
 
 # %% ../nbs/04a_embeddings.ipynb #0a66b28b
@@ -669,13 +679,8 @@ class TextItems(FastaiDataset):
                      embs, # [B, n, L, D] its hidden states in the batch's dtype, or their rows [n, L, D]
                     ) -> list[int]:
         "Which item each row of a batch of these items is, found among the items read by its states' digest (a row that is none of them is an error)"
-        found = []
-        for r, (m, e) in enumerate(zip(mask, embs)):
-            n, e = int(m.sum()), e.detach().cpu()
-            j = self._read.get(_states_key(e[:n].to(torch.bfloat16 if e.dtype == torch.bfloat16 else torch.float16)))   # float32: fp16 exactly again
-            if j is None: raise ValueError(f"row {r} of the batch is none of the texts read so far")
-            found.append(j)
-        return found
+        key = lambda e: _states_key(e.to(torch.bfloat16 if e.dtype == torch.bfloat16 else torch.float16))   # float32: fp16 exactly again
+        return _rows_to_positions(mask, embs, lambda e: self._read.get(key(e)), 'the texts read so far')
 
 def _states_key(embs:torch.Tensor) -> tuple[int, str]: return len(embs), hashlib.sha256(_as_bytes(embs)).hexdigest()   # [n, L, D]
 
