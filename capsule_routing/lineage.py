@@ -4,7 +4,7 @@
 
 # %% ../nbs/01a_routing_lineage.ipynb #35700365
 from __future__ import annotations
-import math, numbers, torch, torch.nn as nn, torch.nn.functional as F
+import math, numbers, warnings, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from collections.abc import Sequence
 from .core import check_eps, check_positive_ints, is_int
 from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite, routes_in_float32, n_out_asked
@@ -49,7 +49,7 @@ def check_lineage_sizes(name:str, d_cov, d_inp, d_out, n_inp, n_out, n_iters):
 
 class LineageLayer(nn.Module):
     "What the three layers below share: checked sizes, weights $W$ [n_inp or 1, n_out, d_inp, d_out] for votes without bias, the call's checks"
-    check_finite = True   # raise on non-finite poses of inputs that are not removed with a -inf score
+    check_finite = True   # raise on non-finite poses of inputs that are not removed with a -inf score (False: also branch on no value, for torch.compile, torch.export and vmap)
     implicit_votes = True # leave the votes of weights shared over inputs unformed (False: always form them)
     def __init__(self, d_cov:int, d_inp:int, d_out:int, n_inp:int, n_out:int, n_iters:int):
         super().__init__()
@@ -119,6 +119,7 @@ def route_dynamically(
     V:FormedVotes|SharedWeightVotes, # votes [b, i, j, c, h] (zero for removed inputs)
     n_iters:int,
     kept:torch.Tensor|None=None,     # [b, i] False for removed inputs (default: none removed)
+    branch_free:bool=False,          # always take the scores again, without asking the device whether any underflowed (torch.compile, torch.export, vmap)
 ) -> tuple: # a [b, j] scores log |s_j|^2, v [b, j, c, h] squashed outputs, c [b, i, j] coupling coefficients, all of the last round
     "Sabour et al.'s Procedure 1, one line per step, then each output's score (`squashed_length_logit`)"
     logits = V.new_zeros(V.shape[:3])                                              # [b, i, j] b_ij = 0: equal shares
@@ -130,7 +131,7 @@ def route_dynamically(
     a = squashed_length_logit(s)                                                   # [b, j]
     gets_inputs = torch.ones_like(a, dtype=torch.bool) if kept is None else kept.any(1, keepdim=True).expand_as(a)
     underflowed = torch.isneginf(a) & gets_inputs                                  # [b, j]: every share below the smallest float
-    if bool(underflowed.any()):                                                    # rare, so its cost is paid only then
+    if branch_free or bool(underflowed.any()):                                     # rare, so an eager call pays its cost only then
         log_c = F.log_softmax(logits, dim=-1)                                      # [b, i, j]
         if kept is not None: log_c = log_c.masked_fill(~kept[..., None], float('-inf'))   # the largest share of a kept input
         log_top = log_c.amax(1).nan_to_num(neginf=0.)                              # [b, j]: log max_i c_ij
@@ -154,12 +155,13 @@ class DynamicRouting(LineageLayer):
     def forward(self,
         a_inp:torch.Tensor,  # [..., n_inp] input scores: only -inf matters (it removes the input)
         mu_inp:torch.Tensor, # [..., n_inp, d_cov, d_inp] input poses; their lengths carry presence
-        n_out:int|None=None, # only for the common call: a fixed layer refuses it
+        n_out:int|None=None, # only for the common call: the layer's own n_out or None
         return_R:bool=False, # also return the last round's coupling coefficients [..., n_inp, n_out]
     ) -> tuple: # a_out [..., n_out] (log |s|^2), mu_out [..., n_out, d_cov, d_out] (squashed), None (, R)
         "Route by dot-product agreement with the squashed outputs"
         n_out, a, mu = flat_inputs(self, a_inp, mu_inp, n_out)                   # [b, i], [b, i, c, d]
-        a_out, v, c = route_dynamically(self.votes_of(mu), self.n_iters, kept=a != float('-inf'))   # [b, j], [b, j, c, h], [b, i, j]
+        a_out, v, c = route_dynamically(self.votes_of(mu), self.n_iters, kept=a != float('-inf'),   # [b, j], [b, j, c, h], [b, i, j]
+                                        branch_free=not self.check_finite)   # unchecked: one graph with no wait on the device, as `Routing`'s
         return shaped_outputs(a_inp.shape[:-1], a_out, v, None, c, return_R)
 
 # %% ../nbs/01a_routing_lineage.ipynb #9fc87cbf
@@ -194,6 +196,7 @@ def inv_temp_schedule(inv_temps, # lambda for each iteration, or None for 1, 2, 
 ) -> tuple: # n_iters floats
     "EM routing's inverse temperatures, one per iteration, refused unless finite and positive"
     if inv_temps is None: return tuple(float(t) for t in range(1, n_iters + 1))
+    if isinstance(inv_temps, (np.ndarray, torch.Tensor)) and inv_temps.ndim == 1: inv_temps = inv_temps.tolist()   # np.linspace's numbers, one per iteration
     if not (isinstance(inv_temps, Sequence) and not isinstance(inv_temps, str) and len(inv_temps) == n_iters
             and all(isinstance(t, numbers.Real) and math.isfinite(t) and t > 0 for t in inv_temps)):
         raise ValueError(f"inv_temps must hold n_iters={n_iters} finite positive numbers, a sequence of one per iteration; received {inv_temps!r}")
@@ -272,7 +275,7 @@ class EMRouting(LineageLayer):
     def forward(self,
         a_inp:torch.Tensor,  # [..., n_inp] input scores (logits of a_i; -inf removes an input)
         mu_inp:torch.Tensor, # [..., n_inp, d_cov, d_inp] input poses
-        n_out:int|None=None, # only for the common call: a fixed layer refuses it
+        n_out:int|None=None, # only for the common call: the layer's own n_out or None
         return_R:bool=False, # also return the assignments of the last M-step [..., n_inp, n_out]
     ) -> tuple: # a_out [..., n_out], mu_out and sig2_out [..., n_out, d_cov, d_out] (, R)
         "Route by fitting a mixture of Gaussians to the votes"
@@ -312,6 +315,10 @@ class InvertedDotProductRouting(LineageLayer):
         if d_cov * d_out == 1:
             raise ValueError(f"InvertedDotProductRouting needs poses of 2 or more entries (d_cov * d_out >= 2; received d_cov={d_cov}, "
                              f"d_out={d_out}): LayerNorm of a single entry is 0 whatever the entry, so every output pose would be LayerNorm's bias, whatever the input")
+        if d_cov * d_out == 2:
+            warnings.warn(f"InvertedDotProductRouting with poses of 2 entries (d_cov={d_cov}, d_out={d_out}): LayerNorm maps any two distinct "
+                          "entries to (-1, 1) or (1, -1), so each output pose carries one sign and its gradients nearly vanish; "
+                          "poses of 3 or more entries (e.g. d_out=8) avoid this", stacklevel=2)
         self.norm = nn.LayerNorm(d_cov * d_out)
         self.readout = nn.Linear(d_cov * d_out, 1)
 
@@ -319,7 +326,7 @@ class InvertedDotProductRouting(LineageLayer):
     def forward(self,
         a_inp:torch.Tensor,  # [..., n_inp] input scores: only -inf matters (it removes the input)
         mu_inp:torch.Tensor, # [..., n_inp, d_cov, d_inp] input poses
-        n_out:int|None=None, # only for the common call: a fixed layer refuses it
+        n_out:int|None=None, # only for the common call: the layer's own n_out or None
         return_R:bool=False, # also return the last round's routing coefficients [..., n_inp, n_out]
     ) -> tuple: # a_out [..., n_out] (read out of the poses), mu_out [..., n_out, d_cov, d_out], None (, R)
         "Route by inverted dot-product attention"

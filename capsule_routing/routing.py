@@ -17,8 +17,8 @@ __all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'ROUTE_COSTS_N
            'votes_in_one_product', 'SharedVotes', 'pose_pairs', 'implicit_vote_features', 'vote_column_products',
            'implicit_e_step', 'implicit_moments', 'route_with_implicit_votes', 'in_float64', 'read_route_timings',
            'route_cost_terms', 'fit_route_costs', 'route_costs', 'uses_implicit_votes', 'picks_slower',
-           'plot_route_timings', 'float32_if_half', 'under_autocast', 'routed_in_float32', 'routes_in_float32',
-           'compute_votes_unrolled', 'compiled_equations']
+           'plot_route_timings', 'float32_if_half', 'under_autocast', 'under_torch_func', 'routed_in_float32',
+           'routes_in_float32', 'compute_votes_unrolled', 'compiled_equations']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -296,6 +296,7 @@ def n_out_asked(layer:nn.Module, # `Routing` or a layer of the lineage (`n_out`:
 def _check_inputs(self:Routing, a_inp, mu_inp, n_out):
     "Raise a ValueError naming expected and received shapes; return the number of outputs for this call"
     check_positive_ints(n_iters=self.n_iters)                                      # settings changed since construction too
+    if hasattr(self, 'eps'): check_eps(self.eps)                                   # Routing's and EM routing's
     if getattr(self, 'p_model', 'gaussian') not in ('gaussian', 'skm'): raise ValueError(f"p_model must be 'gaussian' or 'skm'; received {self.p_model!r}")
     if a_inp.dim() < 1: raise ValueError("a_inp must have shape [..., n_inp]; received a scalar")
     expected = (*a_inp.shape, self.d_cov, self.d_inp)
@@ -305,9 +306,7 @@ def _check_inputs(self:Routing, a_inp, mu_inp, n_out):
     if a_inp.shape[-1] == 0: raise ValueError("a_inp has no input capsules (n_inp = 0)")
     if self.n_inp != -1 and a_inp.shape[-1] != self.n_inp:
         raise ValueError(f"this layer routes n_inp={self.n_inp} inputs, a_inp [..., {self.n_inp}]; received a_inp {tuple(a_inp.shape)}")
-    if self.n_out != -1 and n_out is not None:
-        raise ValueError(f"this layer has a fixed n_out={self.n_out}: call it without n_out (received n_out={n_out})")
-    n_out = n_out_asked(self, n_out)                                               # the layer's own, or the call's
+    n_out = n_out_asked(self, n_out)                                               # the layer's own (named or not), or the call's
     half = next((t.dtype for t in (self.W, a_inp, mu_inp) if t.dtype in (torch.float16, torch.bfloat16)), None)
     if half is None and not (a_inp.is_floating_point() and a_inp.dtype == mu_inp.dtype == self.W.dtype):
         raise TypeError(f"a_inp, mu_inp and the layer's parameters must share one floating dtype; "
@@ -502,7 +501,7 @@ def route_with_implicit_votes(
         if it > 0: R = implicit_e_step(feats, V_center, W, a_out, mu_out, sig2_out)   # [..., i, j]
         S0, mu_out, sig2_out = implicit_moments(R, data, V_center, W, eps)
         a_out = beta_use[0] * S0 - beta_ign[0] * (f_total - S0)                       # M-step [..., j]: sum_i D_ign = sum_i f - sum_i D_use
-    if R is None: R = torch.full((), 1 / J, dtype=mu_inp.dtype, device=mu_inp.device).expand(*a_inp.shape, J)   # one iteration: its equal shares
+    if R is None: R = mu_inp.new_full((*a_inp.shape, J), 1 / J)                      # one iteration: its equal shares, a tensor of its own (not a stride-0 view)
     return a_out, mu_out, sig2_out, R
 
 # %% ../nbs/01_routing.ipynb #f10e9961
@@ -613,6 +612,11 @@ def under_autocast(a_inp, mu_inp) -> bool:
         raise TypeError(f"a_inp and mu_inp must be torch tensors; received {type(a_inp).__name__} and {type(mu_inp).__name__}")
     return torch.is_autocast_enabled(a_inp.device.type)
 
+def under_torch_func() -> bool:
+    "Whether a `torch.func` transform (grad, vmap, jacrev, ...) is tracing the call: it cannot transform the step-by-step kernels' autograd Functions"
+    peek = getattr(torch._C._functorch, 'peek_interpreter_stack', None)   # PyTorch's own test of this, not public
+    return peek is not None and peek() is not None
+
 def routed_in_float32(route:Callable, a_inp, mu_inp, *args, **kwargs):
     "`route(a_inp, mu_inp, ...)` with autocast off and half-precision inputs in float32, whatever autocast chose: routing statistics need it"
     with torch.autocast(a_inp.device.type, enabled=False):
@@ -630,7 +634,7 @@ def routes_in_float32(forward):
 def forward(self:Routing,
     a_inp:torch.Tensor,    # [..., n_inp] input scores (logits; -inf removes an input)
     mu_inp:torch.Tensor,   # [..., n_inp, d_cov, d_inp] input poses
-    n_out:int|None=None,   # number of outputs, only for a layer built with n_out=-1
+    n_out:int|None=None,   # number of outputs: needed by a layer built with n_out=-1; a fixed layer takes only its own
     return_R:bool=False,   # also return the last iteration's routing probabilities [..., n_inp, n_out]
 ) -> tuple: # a_out [..., n_out], mu_out [..., n_out, d_cov, d_out], sig2_out [..., n_out, d_cov, d_out] (, R)
     "Route capsules: votes, then `n_iters` rounds of E-step, D-step and M-step"
@@ -639,7 +643,7 @@ def forward(self:Routing,
     batch_shape, n_given, c, h = a_inp.shape[:-1], a_inp.shape[-1], self.d_cov, self.d_out
     a = a_inp.reshape(-1, n_given).contiguous()                                # [b, i]
     mu = self._remove_masked_nonfinite(a, mu_inp.reshape(-1, n_given, c, self.d_inp).contiguous())  # [b, i, c, d]
-    plain = torch.compiler.is_compiling() or not self.step_by_step   # the plain equations: a compiled model's graph, or higher-order gradients
+    plain = torch.compiler.is_compiling() or under_torch_func() or not self.step_by_step   # the plain equations: a compiled graph, torch.func, higher-order gradients
     compiled = self.compile_on_gpu and a.is_cuda and not plain   # a GPU routes by the equations, compiled
     routed = None
     if uses_implicit_votes(self, n_out):
