@@ -334,10 +334,14 @@ class CapsuleLearner(Learner):
             self._with_events(self._do_epoch, 'epoch', CancelEpochException)
 
     def fit(self, n_epoch, lr=None, wd=None, cbs=None, reset_opt=False, start_epoch=0):
+        "fastai's `fit` from epoch `start_epoch`; an exception or Ctrl-C leaves the learner usable: its own loss function, and the live weights in the model"
         if not 0 <= start_epoch <= n_epoch: raise ValueError(f"start_epoch must be in [0, {n_epoch}], got {start_epoch}")
-        self.first_epoch = start_epoch
+        self.first_epoch, loss_func = start_epoch, self.loss_func
         try: super().fit(n_epoch, lr=lr, wd=wd, cbs=cbs, reset_opt=reset_opt, start_epoch=0)
-        finally: self.first_epoch = 0
+        finally:   # an exception skips the events that undo MixUp's swapped loss and `WeightAverage`'s averaged weights
+            self.first_epoch, self.loss_func = 0, loss_func
+            for cb in [*self.cbs, *listify(cbs)]:
+                if isinstance(cb, WeightAverage): cb.end_fit(self.model)
 
     def summary(self) -> str:
         "fastai's `summary` of a capsule model: a layer's output that is `None` shows as an empty [B, 0] tensor (`none_as_empty`; fastai's fails), and every parameter counts (fastai's counts those of layers without sub-layers that have a `weight`)"

@@ -135,6 +135,22 @@ def _link_attrs(md):
     return re.sub(r'\[([^\]]*)\]\(([^)\s]*)\)\{([^}]*)\}',
                   lambda m: f'<a href="{m[2]}" {m[3]}>{m[1]}</a>', md)
 
+_re_fence = re.compile(r'^ {0,3}(`{3,}|~{3,})')
+
+def fence_problems(md:str) -> list[str]:
+    "What goes wrong with a markdown text's fenced code blocks: a fence run into other text inside a block (it closes nothing), a block never closed"
+    problems, opened = [], None   # opened: (line number, fence) of the block we are in
+    for n, line in enumerate(md.splitlines(), 1):
+        m = _re_fence.match(line)
+        if opened is None:
+            if m: opened = (n, m[1])
+        elif m and m[1][0] == opened[1][0] and len(m[1]) >= len(opened[1]) and not line.strip().strip(m[1][0]):
+            opened = None
+        elif opened[1] in line:
+            problems.append(f"line {n}: {opened[1]} after other text, inside the block opened on line {opened[0]}, closes nothing: {line.strip()[:80]!r}")
+    if opened is not None: problems.append(f"line {opened[0]}: the block opened here is never closed")
+    return problems
+
 def md_html(md, page, sections=False):
     return MarkdownWithMath(renderer=Renderer(page, sections)).render(_link_attrs(_callouts(md)))
 
@@ -239,6 +255,7 @@ class Page:
 
     def cell_html(self, cell):
         if cell.cell_type == 'markdown':
+            if bad := fence_problems(cell.source): raise ValueError(f"{self.src}: a markdown cell's code block: {'; '.join(bad)}")
             before, n = self.section, len(self.sections)
             res = md_html(cell.source, self, sections=True)
             chunks, heads = heading_chunks(cell.source), self.sections[n:]

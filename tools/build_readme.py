@@ -15,7 +15,7 @@ from urllib.parse import urljoin
 from nbdev.config import get_config
 from nbdev.doclinks import _nbpath2html
 sys.path.insert(0, str(Path(__file__).parent))
-from build_docs import process_nb, cell_options, outputs_of, text_of
+from build_docs import process_nb, cell_options, outputs_of, text_of, fence_problems
 
 def output_md(out, opts):
     if out.output_type == 'stream': return f'```\n{text_of(out.text).rstrip()}\n```'
@@ -40,7 +40,9 @@ def readme_md(nb):
     parts.append(f'# {fm.get("title", get_config().title)}')
     if fm.get('description'): parts.append(f'> {fm["description"]}')
     for cell in nb.cells:
-        if cell.cell_type == 'markdown': parts.append(docs_links(cell.source.strip()))
+        if cell.cell_type == 'markdown':
+            if bad := fence_problems(cell.source): sys.exit(f"nbs/index.ipynb: a markdown cell's code block: {'; '.join(bad)}")
+            parts.append(docs_links(cell.source.strip()))
         if cell.cell_type != 'code': continue
         opts, code = cell_options(cell.source)
         if opts.get('include') == 'false': continue
