@@ -84,10 +84,14 @@ class FrozenTransformer:
                  device:str|torch.device|None=None, # where to run it (default: the GPU when there is one)
                  dtype:torch.dtype=torch.float32, # weights' dtype while embedding; the cache stores fp16 either way, but the values depend on it, so a dtype other than float32 is part of the cache key
                  max_len:int|None=None, # longest token sequence, at most the model's window (default: the window)
+                 revision:str|None=None, # a hub model's commit to load (default: the newest); what a cache records, so new texts are embedded as its were
                 ):
         if max_len is not None and not (isinstance(max_len, int) and max_len >= 2):
             raise ValueError(f"max_len must be an int of at least 2 (a token and the end token); received {max_len!r}")
-        self.name, self.dtype, self._max_len = str(name), dtype, max_len
+        local = Path(str(name)).expanduser()
+        # a local folder by its absolute path: runs and caches record the name, and are read from other working directories
+        self.name = str(local.resolve()) if local.is_dir() else str(name)
+        self.dtype, self._max_len, self.revision = dtype, max_len, revision
         try: self.device = torch.device(device) if device is not None else default_device()
         except RuntimeError as e: raise ValueError(f"device {device!r} is not a device torch knows (e.g. 'cpu', 'cuda', 'cuda:1', 'mps')") from e
         self._tokenizer = self._model = self._config = self._folder_signature = None
@@ -95,6 +99,7 @@ class FrozenTransformer:
     def _load(self, auto_class, **kwargs):
         "`auto_class.from_pretrained(name)`, with a folder that holds no such model or a hub name not at hand as one line"
         check_transformer(self.name)
+        if self.revision is not None: kwargs['revision'] = self.revision
         try: return auto_class.from_pretrained(self.name, **kwargs)
         except (OSError, ValueError) as e:   # transformers' own errors: no config or weights there, an unknown model type, no network
             first = next((l for l in str(e).splitlines() if l.strip()), type(e).__name__)
@@ -150,7 +155,7 @@ class FrozenTransformer:
         if local.is_dir():   # read once per instance: it loads its model once too
             if self._folder_signature is None: self._folder_signature = _local_folder_signature(local)
             ident['files'] = self._folder_signature   # contents: weights rewritten in place get new caches, a moved folder keeps its own
-        elif (revision := _hub_revision(self.name)) is not None: ident['revision'] = revision   # a model updated on the hub gets new caches
+        elif (revision := self.revision or _hub_revision(self.name)) is not None: ident['revision'] = revision   # a model updated on the hub gets new caches
         if self.dtype != torch.float32: ident['dtype'] = _dtype_name(self.dtype)   # float32 adds nothing: caches built before the dtype counted keep their keys
         return ident
 
@@ -549,7 +554,8 @@ class CachedEmbeddings(FastaiDataset):
             raise ValueError(f"these {len(cache_texts)} texts are not the {len(cache)} the cache {cache.folder.name} was built from")
         self.cache_texts, self._row_keys = cache_texts, {}
         ident = cache.manifest.get('identity', {})   # the settings that embed new texts as these were (`TextItems`)
-        self.transformer = dict(name=cache.manifest['model'], dtype=ident.get('dtype', 'float32'), max_len=ident.get('max_len'))
+        self.transformer = dict(name=cache.manifest['model'], dtype=ident.get('dtype', 'float32'), max_len=ident.get('max_len'),
+                                revision=ident.get('revision'))   # a hub model's commit: new texts are embedded by that one, not the newest
         self.model_files = ident.get('files')   # a local model folder's files (name, size, SHA-256): `TextItems` checks the folder still holds them
     def __len__(self): return len(self.idxs)
     def fingerprint(self) -> str:
@@ -627,9 +633,10 @@ def _rows_to_positions(mask, # [B, n] a batch's mask (1: token, 0: padding), or 
 def live_transformer(name:str, # hub name or local folder, as a cache's manifest records it
                      dtype:str='float32', # the weights' dtype while embedding
                      max_len:int|None=None, # longest token sequence (None: the model's window)
+                     revision:str|None=None, # a hub model's commit (None: the newest)
                     ) -> FrozenTransformer:
     "The `FrozenTransformer` of these settings, made once and kept: texts embedded for predictions load the model once"
-    return FrozenTransformer(name, dtype=getattr(torch, dtype), max_len=max_len)
+    return FrozenTransformer(name, dtype=getattr(torch, dtype), max_len=max_len, revision=revision)
 
 def check_model_files(tf:FrozenTransformer, # a transformer to embed texts with
                       model_files:list, # `(name, size, SHA-256)` of each file of the folder the caches were built with

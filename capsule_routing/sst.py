@@ -510,6 +510,7 @@ from .training import train_main, WeightAverage, check_loss_name, check_out_fold
 def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, dev.txt, test.txt, or their trees/)
               task:str='sst5', # 'sst5' (SST-5/R, 5 labels) or 'sst2' (SST-2/R, neutral dropped)
               transformer:str='gpt2-large', # Hugging Face model name or local folder whose hidden states are the input
+              dtype:str='float32', # the transformer's dtype while embedding, as given to `embed` (its caches are those of that dtype)
               epochs:int=3, # training epochs (the paper: 3)
               seed:int=0, # random seed
               out:str='runs/sst', # folder for checkpoints, history.csv and results.json
@@ -548,21 +549,23 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     if not (isinstance(num_workers, int) and num_workers >= 0): raise ValueError(f"--num_workers must be 0 or more; received {num_workers!r}")
     check_train_texts(train)
     check_transformer(transformer)
+    if dtype not in EMBED_DTYPES: raise ValueError(f"--dtype must be one of {', '.join(EMBED_DTYPES)}; received {dtype!r}")
     check_out_folder(out, resume)   # train_main checks it again; here before targets.json is read or written
     targets = dict(teacher_sha256=sha256sum(teacher) if teacher else None, distill=distill)
     recorded = Path(out)/'targets.json'   # what the run trains on, which a resumed run must train on again
     trained_on = json.loads(recorded.read_text()) if recorded.exists() else dict(teacher_sha256=None, distill=0.)
     if resume and (Path(out)/'last.pth').exists() and trained_on != targets:
         raise ValueError(f"{out} was trained on other targets ({json.dumps(trained_on)}): resume with the teacher and distill the run used")
-    local = Path(transformer).expanduser()
-    recorded_model = dict(transformer=str(local.resolve()) if local.exists() else str(transformer))   # a resumed run must read the same model's features
+    tf = FrozenTransformer(transformer, dtype=getattr(torch, dtype))   # a local folder by its absolute path (`tf.name`)
+    # a resumed run must read the same model's features; float32, the only dtype before it was recorded, adds nothing: older runs resume
+    recorded_model = dict(transformer=tf.name, **(dict(dtype=dtype) if dtype != 'float32' else {}))
     last = Path(out)/'last.pth'
     recorded_run = (load_checkpoint(last).get('run') or {}) if resume and last.exists() else {}
     if 'task' in recorded_run and 'transformer' not in recorded_run:   # an SST run's checkpoint from before the model was recorded
         print(f"{last} predates recording the run's transformer: resuming without checking it", flush=True)
         recorded_model = {}
     t0 = time.time()
-    dls_fn = partial(sst_dataloaders, task=task, transformer=transformer, cache_dir=cache_dir, train=train,
+    dls_fn = partial(sst_dataloaders, task=task, transformer=tf, cache_dir=cache_dir, train=train,
                      num_workers=num_workers, progress=not quiet, teacher=teacher, distill=distill)
     res = train_main(dls_fn, partial(sst_model, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts,
                                           routing=routing, d_pose=d_pose, part_init=part_init), data=data, epochs=epochs, bs=bs,
@@ -572,7 +575,9 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
                                    n_parts=n_parts, routing=routing, d_pose=d_pose, part_init=part_init, mixup=mixup, ema=ema))
     history = (Path(out)/'history.csv').read_text().splitlines()
     accuracy_column = history[0].split(',').index('capsule_accuracy')   # fastai's recorder: epoch, train_loss, valid_loss, then the metrics
-    res.update(task=task, transformer=str(transformer), train=train, architecture=architecture, n_iters=n_iters,
+    ident = tf.identity()   # what embeds new texts as the run's were (`classify`): a local folder's files, a hub model's commit
+    res.update(task=task, transformer=tf.name, dtype=dtype, transformer_files=ident.get('files'), transformer_revision=ident.get('revision'),
+               train=train, architecture=architecture, n_iters=n_iters,
                d_parts=d_parts, n_parts=n_parts, routing=routing, d_pose=d_pose, part_init=part_init, mixup=mixup, ema=ema, distill=distill, data=str(data),
                **(dict(teacher=str(teacher), teachers=teacher_names(teacher), teacher_sha256=targets['teacher_sha256']) if teacher else {}),
                dev_accuracy_by_epoch=[float(row.split(',')[accuracy_column]) for row in history[1:]],

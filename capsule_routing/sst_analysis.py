@@ -16,22 +16,23 @@ from fastprogress.fastprogress import progress_bar
 from .core import check_positive_ints
 from .lineage import ROUTINGS
 from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, teacher_names
-from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, CachedEmbeddings, EmbeddingsDL, check_texts
+from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, CachedEmbeddings, EmbeddingsDL, check_texts, check_model_files
 from .training import load_checkpoint, atomic_save, check_model_repr, cli_errors
 
 # %% auto #0
 __all__ = ['UNRECORDED_SETTINGS', 'FINISHED_KEYS', 'COLLECTED_FILES', 'OPTIONAL_COLLECTED_FILES', 'SST_ANALYSIS_HELP',
-           'SETUP_ORDER', 'SETUP', 'PAPER_SETUP', 'run_settings', 'run_transformer', 'transformer_label', 'class_names',
-           'sst_model_from_state_dict', 'load_run_model', 'predict_cached', 'predict_run', 'collect_run',
-           'cache_summary', 'collect_sst_results', 'embed_texts', 'pick_sentences', 'save_embedded_sentences',
-           'load_embedded_sentences', 'teacher_probabilities', 'teach', 'classify_texts', 'classify',
-           'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table', 'select_setups', 'summary_table',
-           'sst2_from_sst5', 'ensemble_predictions', 'read_histories', 'plot_validation_curves', 'confusion_counts',
-           'plot_confusion', 'routing_shares', 'sst_routing', 'relative_use', 'plot_token_depth', 'plot_token_class']
+           'SETUP_ORDER', 'SETUP', 'PAPER_SETUP', 'run_settings', 'run_transformer', 'run_frozen_transformer',
+           'transformer_label', 'class_names', 'sst_model_from_state_dict', 'load_run_model', 'predict_cached',
+           'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results', 'embed_texts', 'pick_sentences',
+           'save_embedded_sentences', 'load_embedded_sentences', 'teacher_probabilities', 'teach', 'classify_texts',
+           'classify', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table', 'select_setups',
+           'summary_table', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories', 'plot_validation_curves',
+           'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing', 'relative_use', 'plot_token_depth',
+           'plot_token_class']
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
 # settings that older runs' results.json did not record, at the values those runs used
-UNRECORDED_SETTINGS = dict(train='phrases', n_iters=3, architecture='paper', d_parts=64, n_parts=64, routing='heinsen', d_pose=2, part_init='torch', mixup=0.2, loss='cross_entropy', ema=0., distill=0.)
+UNRECORDED_SETTINGS = dict(dtype='float32', train='phrases', n_iters=3, architecture='paper', d_parts=64, n_parts=64, routing='heinsen', d_pose=2, part_init='torch', mixup=0.2, loss='cross_entropy', ema=0., distill=0.)
 
 # what train_sst adds to results.json when the run ends (training alone writes the file without them)
 FINISHED_KEYS = ('task', 'data', 'transformer', 'wall_seconds')
@@ -61,6 +62,16 @@ def run_transformer(recorded:str, # the transformer a run's results.json records
         raise FileNotFoundError(f"the run's transformer {recorded} is not on this machine; name its folder with --transformer")
     return recorded
 
+def run_frozen_transformer(cfg:dict, # a run's settings (`run_settings`)
+                           transformer:str|None=None, # the folder or hub name named instead, e.g. with --transformer
+                           device:str|None='cpu', # where it runs (None: the GPU when there is one)
+                          ) -> FrozenTransformer:
+    "The transformer that embeds texts as the run's were: its dtype, a hub model's recorded commit, a folder refused unless it holds the recorded files"
+    tf = FrozenTransformer(run_transformer(cfg['transformer'], transformer), device=device, dtype=getattr(torch, cfg['dtype']),
+                           revision=cfg.get('transformer_revision'))   # None for runs from before it was recorded: the newest
+    if cfg.get('transformer_files') and tf.identity().get('files') is not None: check_model_files(tf, cfg['transformer_files'])
+    return tf
+
 def transformer_label(name:str, # a hub name or a local folder
                      ) -> str:
     "A short name for a transformer: the folder's name (its parent's, for a folder called `model`)"
@@ -82,7 +93,9 @@ def sst_model_from_state_dict(sd:dict, # an `SSTCapsNet` state dict
     d_parts = sd['routings.0.W'].shape[2]
     shaped = lambda routing: SSTCapsNet(n_layers, d_emb, n_cls, architecture=arch, d_parts=d_parts, n_parts=n_parts,
                                         n_iters=n_iters, routing=routing, d_pose=d_pose)
-    names = [r for r in ROUTINGS if set(shaped(r).state_dict()) == set(sd)]    # each algorithm has its own parameters
+    with warnings.catch_warnings():   # only probes: a warning about a routing's shape belongs to the model built below
+        warnings.simplefilter('ignore')
+        names = [r for r in ROUTINGS if set(shaped(r).state_dict()) == set(sd)]    # each algorithm has its own parameters
     if len(names) != 1: raise ValueError(f"the state dict's parameters fit {len(names)} routing algorithms, not one: {sorted(sd)}")
     model = shaped(names[0])
     model.load_state_dict(sd)
@@ -141,7 +154,7 @@ def predict_run(run:str|Path, # a finished run folder (results.json, best.pth)
     run, cfg = Path(run), run_settings(run)
     if split not in ('test', 'dev'): raise ValueError(f"split must be 'test' or 'dev', received {split!r}")
     texts, labels = load_sst(data or cfg['data'], train='roots')[split]
-    tf = FrozenTransformer(run_transformer(cfg['transformer'], transformer), device='cpu')
+    tf = run_frozen_transformer(cfg, transformer)
     cache = find_cache(texts, tf, cache_dir)
     if cache is None: raise FileNotFoundError(
         f"no embedding cache of the {split} sentences for {tf.name}: build it with "
@@ -288,7 +301,7 @@ def teacher_probabilities(runs:list[str|Path], # finished run folders (results.j
         if len({of(c[key]) for c in cfgs}) > 1: raise ValueError(f"the teacher runs differ in {key}: {[c[key] for c in cfgs]}")
     cfg = cfgs[0]
     texts, labels = load_sst(data or cfg['data'], train=cfg['train'])['train']
-    tf = FrozenTransformer(run_transformer(cfg['transformer'], transformer), device='cpu')
+    tf = run_frozen_transformer(cfg, transformer)
     cache = find_cache(texts, tf, cache_dir)
     if cache is None: raise FileNotFoundError(f"no embedding cache of the training texts for {tf.name}: "
                                               f"build it with `python -m capsule_routing.sst --train {cfg['train']} ...`")
@@ -361,10 +374,10 @@ def classify(source:str, # a run folder, or 'SST5R' / 'SST2R': the paper's relea
     if source in ('SST5R', 'SST2R'):
         try: weights = released_weights(source)
         except OSError as e: raise ValueError(f"the paper's {source} weights could not be fetched (they download on first use): {e}") from e
-        model, recorded = SSTCapsNet.from_released(weights), 'gpt2-large'
-    elif Path(source).is_dir(): model, recorded = load_run_model(source), run_settings(source)['transformer']
+        model, tf = SSTCapsNet.from_released(weights), run_transformer('gpt2-large', transformer)
+    elif Path(source).is_dir(): model, tf = load_run_model(source), run_frozen_transformer(run_settings(source), transformer, device=None)
     else: raise ValueError(f"{source!r} is neither a run folder nor one of the paper's released SST heads ('SST5R', 'SST2R')")
-    return classify_texts(model, run_transformer(recorded, transformer), texts).to_dict('records')
+    return classify_texts(model, tf, texts).to_dict('records')
 
 # %% ../nbs/04b_sst_results.ipynb #cb3e76ef
 SST_ANALYSIS_HELP = """usage: python -m capsule_routing.sst_analysis COMMAND [arguments] [options]
