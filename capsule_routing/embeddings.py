@@ -18,7 +18,7 @@ from .downloads import sha256sum
 __all__ = ['CACHE_FORMAT', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer', 'FrozenTransformer',
            'hidden_states', 'length_batches', 'texts_digest', 'cache_key', 'EmbeddingCache', 'default_cache_dir',
            'cache_folder', 'find_cache', 'embed_to_cache', 'CachedItem', 'CachedEmbeddings', 'live_transformer',
-           'check_model_files', 'check_texts', 'TextItems', 'pad_collate', 'EmbeddingsDL', 'ShownTexts',
+           'check_model_files', 'check_texts', 'check_tokens', 'TextItems', 'pad_collate', 'EmbeddingsDL', 'ShownTexts',
            'plot_top_text_losses', 'show_table', 'mean_pooled']
 
 # %% ../nbs/04a_embeddings.ipynb #ecbca8f4
@@ -167,6 +167,11 @@ class FrozenTransformer:
         max_len = self.max_len
         cut = [i for i, ids in enumerate(full) if len(ids) > max_len]
         return [with_end_token(ids, self.tokenizer, max_len) for ids in full], cut
+
+    def tokenless(self, texts:list[str]) -> list[int]:
+        "Positions of the texts that give the tokenizer no token of their own: only characters it drops (zero-width, control, a lone accent)"
+        if not texts: return []   # (the tokenizer fails on an empty batch)
+        return [i for i, ids in enumerate(self.tokenizer(list(texts), add_special_tokens=False, verbose=False)['input_ids']) if not ids]
 
     def token_ids(self, texts:list[str]) -> list[list[int]]:
         "Each text's token ids: the tokenizer's template, then the one end token (see `with_end_token`), cut to `max_len`"
@@ -657,6 +662,14 @@ def check_texts(texts:str|list[str], # texts to embed now (one string is one tex
     if blank: raise ValueError(f"the texts at positions {blank} are empty or only white space: there is nothing to classify")
     return texts
 
+def check_tokens(tf:FrozenTransformer, # the transformer that will embed `texts`
+                 texts:list[str], # texts to embed now, each with something in it (`check_texts`)
+                ):
+    "Refuse texts that give `tf` no token: a head would label its end token alone"
+    if empty := tf.tokenless(texts):
+        raise ValueError(f"the texts at positions {empty} give {Path(tf.name).name} no token (only characters its tokenizer drops, "
+                         "e.g. zero-width or control characters): there is nothing to classify")
+
 class TextItems(FastaiDataset):
     "Items `(embs [n_i, L, D] fp16,)` of `texts`, each embedded when read by `transformer` (`CachedEmbeddings.transformer`: name, dtype, max_len), a local folder refused unless it holds `model_files`"
     n_inp = 2   # a batch is (mask, embs)
@@ -672,6 +685,7 @@ class TextItems(FastaiDataset):
             raise FileNotFoundError(f"{e}. A learner records the folder its caches' transformer was loaded from: on another machine, point it at the "
                                     "copy there (`learn.dls.valid.dataset.transformer['name'] = folder`)") from None
         if model_files is not None: check_model_files(self.tf, model_files)
+        check_tokens(self.tf, self.texts)
         if cut: warnings.warn(f"{len(cut)} of {len(self.texts)} texts exceed {self.tf.max_len} tokens and were cut to them (as the caches "
                               f"cut theirs): positions {cut}", stacklevel=2)
         self.lengths = np.array([len(ids) for ids in self.ids])
@@ -749,8 +763,10 @@ class EmbeddingsDL(DataLoader):
         if isinstance(dataset, (list, tuple, L)) and len(dataset) and all(isinstance(it, CachedItem) for it in dataset):
             dataset = CachedEmbeddings.from_items(dataset, self.dataset.vocab)   # items by reference: fastai's `Interpretation` passes them,
             kwargs = {'sort': False, **kwargs}                                     # and reads its predictions back in their order
-        texts = [t[0] if isinstance(t, tuple) and len(t) == 1 else t for t in dataset] if isinstance(dataset, (list, tuple)) else None
-        if texts and all(isinstance(t, str) for t in texts):   # `learn.dls.test_dl(texts)`, `learn.predict(text)`: embedded as this set's were
+        if isinstance(dataset, str): dataset = [dataset]   # one string is one text, as `check_texts` reads it
+        if hasattr(dataset, 'tolist') and not isinstance(dataset, torch.Tensor): dataset = dataset.tolist()   # a NumPy array or pandas Series of texts
+        texts = [t[0] if isinstance(t, tuple) and len(t) == 1 else t for t in dataset] if isinstance(dataset, (list, tuple, L)) else None
+        if texts and any(isinstance(t, str) for t in texts):   # `learn.dls.test_dl(texts)`, `learn.predict(text)`: embedded as this set's were (`check_texts` names any that is not a text)
             dataset = TextItems(texts, self.dataset.transformer, getattr(self.dataset, 'model_files', None),   # None: exported before it was kept
                                 self.dataset.vocab)
         return super().new(dataset=dataset, cls=cls, **{'bucket': self.bucket, 'dtype': self.dtype, 'sort': self.sort, **kwargs})

@@ -16,7 +16,7 @@ from fastprogress.fastprogress import progress_bar
 from .core import check_positive_ints
 from .lineage import ROUTINGS
 from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, teacher_names
-from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, CachedEmbeddings, EmbeddingsDL, check_texts, check_model_files
+from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, CachedEmbeddings, EmbeddingsDL, check_texts, check_tokens, check_model_files
 from .training import load_checkpoint, atomic_save, check_model_repr, cli_errors
 
 # %% auto #0
@@ -345,6 +345,7 @@ def classify_texts(model:SSTCapsNet, # an SST head (put in eval mode here)
         raise ValueError(f"the head routes {model.n_layers} hidden states of width {model.d_emb}; "
                          f"{tf.name} gives {n_states} of width {width}: use the transformer the head was trained on")
     if model.n_classes not in (5, 2): raise ValueError(f"an SST head has 5 or 2 classes, this one {model.n_classes}")
+    check_tokens(tf, texts)
     names = class_names('sst5' if model.n_classes == 5 else 'sst2')
     model.eval()
     device = next(model.parameters()).device
