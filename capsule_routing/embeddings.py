@@ -15,11 +15,11 @@ from .core import default_device, check_positive_ints, exclusive_lock, FILE_LOCK
 from .downloads import sha256sum
 
 # %% auto #0
-__all__ = ['CACHE_FORMAT', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer', 'FrozenTransformer',
-           'hidden_states', 'length_batches', 'texts_digest', 'cache_key', 'EmbeddingCache', 'default_cache_dir',
-           'cache_folder', 'find_cache', 'embed_to_cache', 'CachedItem', 'CachedEmbeddings', 'live_transformer',
-           'check_model_files', 'check_texts', 'check_tokens', 'TextItems', 'pad_collate', 'EmbeddingsDL', 'ShownTexts',
-           'plot_top_text_losses', 'show_table', 'mean_pooled']
+__all__ = ['CACHE_FORMAT', 'MANIFEST_FIELDS', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer',
+           'FrozenTransformer', 'hidden_states', 'length_batches', 'texts_digest', 'cache_key', 'EmbeddingCache',
+           'default_cache_dir', 'cache_folder', 'find_cache', 'embed_to_cache', 'CachedItem', 'CachedEmbeddings',
+           'live_transformer', 'check_model_files', 'check_texts', 'check_tokens', 'TextItems', 'pad_collate',
+           'EmbeddingsDL', 'ShownTexts', 'plot_top_text_losses', 'show_table', 'mean_pooled']
 
 # %% ../nbs/04a_embeddings.ipynb #ecbca8f4
 def end_token_ids(tokenizer) -> set[int]:
@@ -262,6 +262,23 @@ def _atomic_write_bytes(path:Path, data:bytes):
     _fsync_path(path.parent)
 
 # %% ../nbs/04a_embeddings.ipynb #93720852
+MANIFEST_FIELDS = ('key', 'model', 'n_texts', 'n_tokens', 'n_layers', 'd_emb', 'shard_size', 'shards', 'index_bytes', 'texts_sha256')
+
+def _index_problem(path:Path, # a cache's index.npy: the first token of each text, then the number of tokens [n_texts + 1]
+                   m:dict, # the cache's manifest
+                  ) -> str|None:
+    "Why `index.npy` disagrees with the manifest, or `None`: offsets from 0 to n_tokens, a token or more per text, each shard's rows"
+    try: offsets = np.load(path, allow_pickle=False)
+    except (ValueError, OSError): return "index.npy is not an array file NumPy can read"
+    if offsets.dtype != np.int64 or offsets.shape != (m['n_texts'] + 1,):
+        return f"index.npy holds {offsets.dtype} {offsets.shape}, not the int64 ({m['n_texts'] + 1},) of {m['n_texts']} texts"
+    if offsets[0] != 0 or offsets[-1] != m['n_tokens'] or (np.diff(offsets) < 1).any():
+        return f"index.npy's offsets do not run from 0 to the {m['n_tokens']} tokens with a token or more per text"
+    starts = np.minimum(np.arange(len(m['shards']) + 1) * m['shard_size'], m['n_texts'])   # first text of each shard, then the end
+    if np.diff(offsets[starts]).tolist() != [s['n_tokens'] for s in m['shards']]:
+        return "index.npy's offsets disagree with the shards' token counts"
+    return None
+
 class EmbeddingCache:
     "A finished cache folder, memory-mapped: `cache[i]` is text `i`'s hidden states [n_i, L, D] (fp16, read lazily)"
     def __init__(self, folder:str|Path,
@@ -285,16 +302,20 @@ class EmbeddingCache:
         if not mf.exists(): return "no manifest.json (the build did not finish)"
         try: m = json.loads(mf.read_text())
         except ValueError as e: return f"unreadable manifest.json ({e})"
+        if not isinstance(m, dict): return f"manifest.json holds a {type(m).__name__}, not an object"
         if m.get('format') != CACHE_FORMAT: return f"cache format {m.get('format')}, expected {CACHE_FORMAT}"
         if key is not None and m.get('key') != key:
             return f"its manifest's key {str(m.get('key'))[:20]}... is not {key[:20]}... (a cache copied or renamed from another name)"
+        if lacking := [f for f in MANIFEST_FIELDS if f not in m]: return f"manifest.json lacks {lacking}"
         idx = folder/'index.npy'
         if not idx.exists() or idx.stat().st_size != m['index_bytes']: return "index.npy missing or of the wrong size"
-        for s in m['shards']:
-            p = folder/s['file']
-            if not p.exists(): return f"{s['file']} missing"
-            if p.stat().st_size != s['bytes']: return f"{s['file']} has {p.stat().st_size} bytes, expected {s['bytes']}"
-        return None
+        try:
+            for s in m['shards']:
+                p = folder/s['file']
+                if not p.exists(): return f"{s['file']} missing"
+                if p.stat().st_size != s['bytes']: return f"{s['file']} has {p.stat().st_size} bytes, expected {s['bytes']}"
+        except (KeyError, TypeError) as e: return f"manifest.json's shards are malformed ({type(e).__name__}: {e})"
+        return _index_problem(idx, m)
 
     @classmethod
     def is_valid(cls, folder, key:str|None=None) -> bool: return cls.problem(folder, key) is None
