@@ -259,6 +259,12 @@ class SSTCapsNet(nn.Module):
                 embs:torch.Tensor, # [B, n, l, m] hidden states
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         "`(a_out [B, n_classes], mu_out [B, n_classes, 1, d_pose], sig2_out [B, n_classes, 1, d_pose] or None)`"
+        a_inp, mu_inp = self.input_capsules(mask, embs)                  # [B, n*l], [B, n*l, 1, d_parts]
+        a, mu, _ = self.routings[0](a_inp, mu_inp)                       # [B, n_parts], [B, n_parts, 1, d_pose]
+        return self.routings[1](a, mu)                                   # [B, n_classes], [B, n_classes, 1, d_pose] x 2
+
+    def input_capsules(self, mask:torch.Tensor, embs:torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        "The checked inputs as capsules, one per token and depth: `(a_inp [B, n*l] logit(mask), mu_inp [B, n*l, 1, d_parts] detected parts)`"
         if embs.ndim != 4 or embs.shape[2:] != (self.n_layers, self.d_emb):
             raise ValueError(f"embs must be [B, n, {self.n_layers}, {self.d_emb}], received {tuple(embs.shape)}")
         if mask.shape != embs.shape[:2]:
@@ -270,8 +276,7 @@ class SSTCapsNet(nn.Module):
         mu_inp = x.reshape(B, n * l, 1, x.shape[-1])                     # token-major capsules [B, n*l, 1, d_parts]
         a_inp = torch.logit(mask.to(self.depth_emb.dtype))               # [B, n]: +inf token, -inf padding (not in autocast's bfloat16, where a mixed 0.999 rounds to 1)
         a_inp = a_inp[:, :, None].expand(B, n, l).reshape(B, n * l)      # repeated over depths, token-major
-        a, mu, _ = self.routings[0](a_inp, mu_inp)                       # [B, n_parts], [B, n_parts, 1, d_pose]
-        return self.routings[1](a, mu)                                   # [B, n_classes], [B, n_classes, 1, d_pose] x 2
+        return a_inp, mu_inp
 
     @classmethod
     def from_released(cls,

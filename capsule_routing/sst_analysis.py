@@ -579,9 +579,7 @@ def sst_routing(model:SSTCapsNet, # the model (eval mode)
                ) -> dict:
     "`a_out`, `probs`, `a_parts`, `R1`, `R2`, `f_inp` and the shares `S` [B, n, L, C] and `stopped` [B, n, L]"
     B, n, L, _ = embs.shape
-    x = model.detect_parts(embs.to(model.depth_emb.dtype) + model.depth_emb)        # [B, n, L, d_parts]
-    mu_inp = x.reshape(B, n * L, 1, x.shape[-1])                                     # token-major [B, n*L, 1, d_parts]
-    a_inp = torch.logit(mask.to(x.dtype))[:, :, None].expand(B, n, L).reshape(B, n * L)   # [B, n*L]
+    a_inp, mu_inp = model.input_capsules(mask, embs)                                 # [B, n*L], [B, n*L, 1, d_parts], checked as by forward
     a_parts, mu_parts, _, R1 = model.routings[0](a_inp, mu_inp, return_R=True)      # [B, P], [B, P, 1, 2], R1 [B, n*L, P]
     a_out, mu_out, sig2_out, R2 = model.routings[1](a_parts, mu_parts, return_R=True)   # [B, C], R2 [B, P, C]
     f_inp = torch.sigmoid(a_inp)                                                     # [B, n*L]
