@@ -36,7 +36,7 @@ def file_digest(path, # the file to hash
                ) -> str:
     "Hex digest of a file's bytes (or of its decompressed content), read in chunks"
     if algorithm not in DIGEST_NAMES: raise ValueError(f"algorithm must be one of {tuple(DIGEST_NAMES)}, not {algorithm!r}")
-    h = hashlib.new(algorithm)
+    h, path = hashlib.new(algorithm), Path(path).expanduser()   # `~/data/x.gz` as a shell would read it
     try:
         with (gzip.open if gunzip else open)(path, 'rb') as f:
             while chunk := f.read(chunk_size): h.update(chunk)
@@ -72,7 +72,7 @@ def check_checksum(path, # a file that must not be changed
                    gunzip:bool=False, # check the decompressed content of a .gz file (`file_digest`)
                   ) -> Path:
     "`path` if its digest is `expected`; else `ChecksumError`, leaving the file as it is"
-    path, expected = Path(path), _published_digest(expected, algorithm, 'expected')
+    path, expected = Path(path).expanduser(), _published_digest(expected, algorithm, 'expected')
     got = file_digest(path, algorithm, gunzip)
     if got != expected:
         name = DIGEST_NAMES[algorithm]
@@ -82,25 +82,20 @@ def check_checksum(path, # a file that must not be changed
     return path
 
 # %% ../nbs/00a_downloads.ipynb #a8a98193
-def fetch_url(url:str, # what to fetch
-              dest, # final path; the bytes go to `dest` + '.part'
-              show_progress:bool=True, # a fastprogress bar
-              chunk_size:int=1<<20,
-              timeout:float=60,
-             ) -> Path:
-    "Download `url` to `dest.part`, resuming a partial `.part` with an HTTP Range request; returns the `.part` path"
+def _fetch_url(url:str, dest, show_progress:bool=True, chunk_size:int=1<<20, timeout:float=60) -> tuple[Path, int]:
+    "`fetch_url`'s work: the `.part` path, and how many of its bytes this call received (0 when the server answered 416)"
     def connection_failed(error, done):  # the server's or the network's fault: what arrived is kept, to resume from
         kept = f"{part} is kept and the next call resumes from it" if part.exists() and part.stat().st_size else "the next call starts afresh"
         return IncompleteDownloadError(f"{url}: the connection failed after {done:,} bytes ({error!r}); {kept}")
     def read(response, done):
         try: return response.read(chunk_size)
         except (HTTPException, OSError) as e: raise connection_failed(e, done) from e
-    dest = Path(dest); part = dest.with_name(dest.name + '.part')
+    dest = Path(dest).expanduser(); part = dest.with_name(dest.name + '.part')
     have = part.stat().st_size if part.exists() else 0
     request = Request(url, headers={'Range': f'bytes={have}-'} if have else {})
     try: response = urlopen(request, timeout=timeout)
     except HTTPError as e:
-        if e.code == 416 and have: return part  # nothing after byte `have`: the .part is whole (the checksum decides)
+        if e.code == 416 and have: return part, 0  # nothing after byte `have`: the .part is whole (the checksum decides)
         raise IOError(f"{url}: HTTP {e.code} {e.reason}") from e
     except URLError as e: raise IOError(f"{url}: {e.reason}") from e
     except (HTTPException, OSError) as e: raise connection_failed(e, have) from e  # e.g. no answer, or headers too late
@@ -128,7 +123,16 @@ def fetch_url(url:str, # what to fetch
     size = part.stat().st_size
     if total is not None and size != total:
         raise IncompleteDownloadError(f"{url}: received {size:,} of {total:,} bytes; {part} is kept and the next call resumes from it")
-    return part
+    return part, done - start
+
+def fetch_url(url:str, # what to fetch
+              dest, # final path; the bytes go to `dest` + '.part'
+              show_progress:bool=True, # a fastprogress bar
+              chunk_size:int=1<<20,
+              timeout:float=60,
+             ) -> Path:
+    "Download `url` to `dest.part`, resuming a partial `.part` with an HTTP Range request; returns the `.part` path"
+    return _fetch_url(url, dest, show_progress, chunk_size, timeout)[0]
 
 # %% ../nbs/00a_downloads.ipynb #249e680c
 @contextmanager
@@ -178,12 +182,14 @@ def download_file(url:str, # where the file is published
     dest.parent.mkdir(parents=True, exist_ok=True)
     with exclusive_lock(dest, f"waiting for another download of {dest} ..."):
         if dest.exists(): return check_checksum(dest, checksum, algorithm)   # downloaded while we waited
-        part = fetch_url(url, dest, show_progress=show_progress)
+        part, received = _fetch_url(url, dest, show_progress=show_progress)
         got = file_digest(part, algorithm)
         if got != checksum:
-            corrupt = dest.with_name(dest.name + '.corrupt')
+            size, corrupt = part.stat().st_size, dest.with_name(dest.name + '.corrupt')
             os.replace(part, corrupt)
-            raise ChecksumError(f"{url}: {DIGEST_NAMES[algorithm]} {got} of the {corrupt.stat().st_size:,} bytes received "
+            kept = size - received   # bytes of a .part from an earlier call, which this one resumed (or found whole: HTTP 416)
+            which = f"{size:,} bytes received" if not kept else f"{size:,} bytes in {part.name} ({received:,} received now, {kept:,} from an earlier call)"
+            raise ChecksumError(f"{url}: {DIGEST_NAMES[algorithm]} {got} of the {which} "
                                 f"differs from the published {checksum}; they were moved to {corrupt}. "
                                 f"Call again to download afresh.")
         os.replace(part, dest)

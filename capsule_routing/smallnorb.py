@@ -71,7 +71,7 @@ def write_norb_matrix(path, # destination; a `.gz` suffix writes it gzip-compres
                       array:np.ndarray, # uint8, int16, int32, float32 or float64
                      ) -> Path:
     "Write `array` to `path` in the smallNORB binary-matrix format"
-    path, array = Path(path), np.asarray(array)
+    path, array = Path(path).expanduser(), np.asarray(array)
     with open_maybe_gzip(path, 'wb') as f:
         f.write(norb_header(array.dtype, array.shape))
         f.write(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder('<')).tobytes())  # C order, little-endian
@@ -82,7 +82,7 @@ def read_norb_matrix(path, # a `.mat` file, or a `.mat.gz`
                      mmap:bool=True, # memory-map a plain file instead of reading it into memory
                     ) -> np.ndarray:
     "The array stored in a smallNORB binary-matrix file, after checking its size against its header"
-    path = Path(path)
+    path = Path(path).expanduser()   # `~/data/x.mat` as a shell would read it
     with open_maybe_gzip(path, 'rb') as f:
         try: dtype, shape, n_header = read_norb_header(f, str(path))
         except (EOFError, gzip.BadGzipFile, OSError) as e: raise ValueError(f"{path}: unreadable ({e})") from e
@@ -152,7 +152,7 @@ def load_smallnorb(folder, # holding the official files, plain or .gz
                    mmap:bool=True, # memory-map plain files (the 448 MB image file is then read lazily)
                   ) -> SmallNORB:
     "Images, labels and metadata of one smallNORB split"
-    folder = Path(folder)
+    folder = Path(folder).expanduser()   # `--data=~/smallnorb` reaches us unexpanded
     images, labels, info = (read_norb_matrix(_find_file(folder, smallnorb_filename(split, kind)), mmap=mmap)
                             for kind in SMALLNORB_KINDS)
     if images.dtype != np.uint8 or images.ndim != 4 or images.shape[1] != 2:
@@ -174,7 +174,7 @@ def write_synthetic_smallnorb(folder, # where to write the three files
                               seed:int=0,
                              ) -> Path:
     "Write random images with a complete grid of categories, toys and viewpoints in the official format (not real data)"
-    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(folder).expanduser(); folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     instances = [4, 6, 7, 8, 9] if split == 'train' else [0, 1, 2, 3, 5]
     grid = np.array([(c, i, e, a, l) for c in range(5) for i in instances[:n_instances]
@@ -227,7 +227,7 @@ def download_smallnorb(folder, # where the files go (created if needed)
                        show_progress:bool=True,
                       ) -> Path:
     "Download, verify and decompress the smallNORB files; resumable, and never overwrites or deletes a user's file"
-    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(folder).expanduser(); folder.mkdir(parents=True, exist_ok=True)   # the home folder's, never a folder named '~'
     official = checksums is None
     checksums = SMALLNORB_MD5 if official else checksums
     if isinstance(splits, str): splits = (splits,)

@@ -555,16 +555,16 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     check_train_texts(train)
     check_transformer(transformer)
     if dtype not in EMBED_DTYPES: raise ValueError(f"--dtype must be one of {', '.join(EMBED_DTYPES)}; received {dtype!r}")
-    check_out_folder(out, resume)   # train_main checks it again; here before targets.json is read or written
+    out = check_out_folder(out, resume)   # train_main checks it again; here before targets.json is read or written (`~` expanded)
     targets = dict(teacher_sha256=sha256sum(teacher) if teacher else None, distill=distill)
-    recorded = Path(out)/'targets.json'   # what the run trains on, which a resumed run must train on again
+    recorded = out/'targets.json'   # what the run trains on, which a resumed run must train on again
     trained_on = json.loads(recorded.read_text()) if recorded.exists() else dict(teacher_sha256=None, distill=0.)
-    if resume and (Path(out)/'last.pth').exists() and trained_on != targets:
+    if resume and (out/'last.pth').exists() and trained_on != targets:
         raise ValueError(f"{out} was trained on other targets ({json.dumps(trained_on)}): resume with the teacher and distill the run used")
     tf = FrozenTransformer(transformer, dtype=getattr(torch, dtype))   # a local folder by its absolute path (`tf.name`)
     # a resumed run must read the same model's features; float32, the only dtype before it was recorded, adds nothing: older runs resume
     recorded_model = dict(transformer=tf.name, **(dict(dtype=dtype) if dtype != 'float32' else {}))
-    last = Path(out)/'last.pth'
+    last = out/'last.pth'
     recorded_run = (load_checkpoint(last).get('run') or {}) if resume and last.exists() else {}
     if 'task' in recorded_run and 'transformer' not in recorded_run:   # an SST run's checkpoint from before the model was recorded
         print(f"{last} predates recording the run's transformer: resuming without checking it", flush=True)
@@ -578,7 +578,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
                      learner_kwargs=dict(mixup=mixup, ema=ema), loss=loss, run_files={'targets.json': json.dumps(targets)},
                      settings=dict(task=task, **recorded_model, train=train, architecture=architecture, n_iters=n_iters, d_parts=d_parts,
                                    n_parts=n_parts, routing=routing, d_pose=d_pose, part_init=part_init, mixup=mixup, ema=ema))
-    history = (Path(out)/'history.csv').read_text().splitlines()
+    history = (out/'history.csv').read_text().splitlines()
     accuracy_column = history[0].split(',').index('capsule_accuracy')   # fastai's recorder: epoch, train_loss, valid_loss, then the metrics
     ident = tf.identity()   # what embeds new texts as the run's were (`classify`): a local folder's files, a hub model's commit
     res.update(task=task, transformer=tf.name, dtype=dtype, transformer_files=ident.get('files'), transformer_revision=ident.get('revision'),
@@ -587,7 +587,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
                **(dict(teacher=str(teacher), teachers=teacher_names(teacher), teacher_sha256=targets['teacher_sha256']) if teacher else {}),
                dev_accuracy_by_epoch=[float(row.split(',')[accuracy_column]) for row in history[1:]],
                wall_seconds=round(time.time() - t0, 1), torch_threads=torch.get_num_threads())
-    (Path(out)/'results.json').write_text(json.dumps(res, indent=2))
+    (out/'results.json').write_text(json.dumps(res, indent=2))
     return res
 
 SST_CLI_HELP = """usage: python -m capsule_routing.sst [embed | train] [options]

@@ -362,8 +362,9 @@ class CapsuleLearner(Learner):
         return type(text)(re.sub(r'Total params: .*\nTotal trainable params: .*\nTotal non-trainable params: .*\n', lambda _: totals, text, count=1))
 
     def predict(self, item, with_input:bool=False):
-        "fastai's `(label, class, probabilities)` of one item, its inputs without a target (a tensor or a text, or a tuple of them); `label` is `dls.vocab[class]` where the data name their classes, else the class index"
-        item = (item,) if isinstance(item, (torch.Tensor, str)) else tuple(item)   # one input: an image, a text
+        "fastai's `(label, class, probabilities)` of one item, its inputs without a target (a tensor, a NumPy array or a text, or a tuple of them); `label` is `dls.vocab[class]` where the data name their classes, else the class index"
+        as_input = lambda t: torch.as_tensor(t) if isinstance(t, np.ndarray) else t   # an array as the tensor of its dtype: uint8 pixels stay uint8
+        item = (as_input(item),) if isinstance(item, (torch.Tensor, np.ndarray, str)) else tuple(map(as_input, item))   # one input: an image, a text
         with self.no_bar():   # one item: no progress bar
             inp, probs, _, classes = self.get_preds(dl=self.dls.test_dl([item], num_workers=0), with_input=True, with_decoded=True)
         vocab = getattr(self.dls, 'vocab', None)   # the data set's class names, where it has them
@@ -1055,8 +1056,8 @@ RUN_FILES = ('best.pth', 'history.csv', 'results.json')   # what a run writes be
 def check_out_folder(out:str|Path, # the folder a run writes (last.pth, best.pth, history.csv, results.json)
                      resume:bool=False, # whether the command continues the run in it
                     ) -> Path:
-    "`out` as a Path, written to once; refused before any data is read when it is a file, holds something and `resume` is not set, holds a run without its last.pth, or cannot be written"
-    out = Path(out)
+    "`out` as a Path (`~` expanded), written to once; refused before any data is read when it is a file, holds something and `resume` is not set, holds a run without its last.pth, or cannot be written"
+    out = Path(out).expanduser()   # `--out=~/runs/x` reaches us unexpanded: the home folder's runs, not a folder named '~'
     cannot_write = lambda e: ValueError(f"--out {out} cannot be written ({e.strerror or e}): choose another --out")
     try: out.exists()   # a name too long for the file system fails already here
     except OSError as e: raise cannot_write(e) from e
@@ -1072,10 +1073,10 @@ def check_out_folder(out:str|Path, # the folder a run writes (last.pth, best.pth
         raise FileExistsError(f"--out {out} holds a run ({', '.join(found)}) but no last.pth to resume it from: "
                               "choose another --out, or move those files away to train it again")
     try:   # now, not after the first epoch
-        created = not out.exists()
+        created = [p for p in (out, *out.parents) if not p.exists()]   # the deepest first: the order to remove them in
         out.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=out, prefix='.write-probe.', suffix='.tmp'); os.close(fd); os.remove(probe)
-        if created: out.rmdir()   # the run makes it again when it first writes: a command refused later leaves no empty folder
+        for folder in created: folder.rmdir()   # the run makes them again when it first writes: a command refused later leaves no empty folder
     except OSError as e: raise cannot_write(e) from e
     return out
 
@@ -1180,7 +1181,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     set_seed(seed, reproducible=True)
     device = torch.device('cpu') if cpu else default_device()
     if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
-    dls, test_dl = dls_fn(Path(data), bs=bs, device=device)
+    dls, test_dl = dls_fn(Path(data).expanduser(), bs=bs, device=device)   # `--data=~/x`, as `--out`: the home folder's
     if len(dls.valid.dataset if hasattr(dls.valid, 'dataset') else dls.valid) == 0:
         raise ValueError("the validation set is empty: it selects best.pth; give the data's validation split "
                          "(e.g. --n_valid_per_class, --n_valid_per_category) at least 1")

@@ -27,11 +27,11 @@ from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb, SMAL
 
 # %% auto #0
 __all__ = ['IDX_TYPES', 'FASHION_MNIST_CLASSES', 'FASHION_MNIST_FILES', 'FASHION_MNIST_URL', 'FASHION_MNIST_CHECKSUMS',
-           'idx_header', 'write_idx', 'read_idx', 'verify_sha256sums', 'FashionMNIST', 'load_fashion_mnist',
-           'download_fashion_mnist', 'show_images', 'check_valid_count', 'stratified_split', 'TensorItems',
-           'tensor_items', 'TensorBatchDL', 'ShownImages', 'plot_top_image_losses', 'side_by_side', 'uint8_to_unit',
-           'tensor_dataloaders', 'fashion_mnist_dataloaders', 'smallnorb_dataloaders', 'fashion_mnist_capsnet',
-           'fashion_mnist_main']
+           'idx_header', 'write_idx', 'read_idx', 'verify_sha256sums', 'FashionMNIST', 'find_idx_file',
+           'load_fashion_mnist', 'download_fashion_mnist', 'show_images', 'check_valid_count', 'stratified_split',
+           'TensorItems', 'tensor_items', 'TensorBatchDL', 'ShownImages', 'plot_top_image_losses', 'side_by_side',
+           'uint8_to_unit', 'tensor_dataloaders', 'fashion_mnist_dataloaders', 'smallnorb_dataloaders',
+           'fashion_mnist_capsnet', 'fashion_mnist_main']
 
 # %% ../nbs/03a_fashion_mnist.ipynb #a3a2fec6
 IDX_TYPES = {0x08: np.dtype('u1'), 0x09: np.dtype('i1'), 0x0B: np.dtype('>i2'),
@@ -48,7 +48,7 @@ def idx_header(dtype, shape:tuple) -> bytes:
 # %% ../nbs/03a_fashion_mnist.ipynb #23da8a81
 def write_idx(path, array:np.ndarray) -> Path:
     "Write `array` to `path` as an IDX file (gzip-compressed when the name ends in .gz)"
-    path, array = Path(path), np.asarray(array)
+    path, array = Path(path).expanduser(), np.asarray(array)
     with open_maybe_gzip(path, 'wb') as f:
         f.write(idx_header(array.dtype, array.shape))
         f.write(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder('>')).tobytes())  # C order, big-endian
@@ -56,7 +56,7 @@ def write_idx(path, array:np.ndarray) -> Path:
 
 def read_idx(path) -> np.ndarray:
     "The array in an IDX file (plain or .gz), in native byte order, after checking its magic number and size"
-    path = Path(path)
+    path = Path(path).expanduser()   # `~/data/x.gz` as a shell would read it
     try:
         with open_maybe_gzip(path, 'rb') as f: data = f.read()
     except (EOFError, gzip.BadGzipFile, OSError) as e: raise ValueError(f"{path}: unreadable or truncated ({e})") from e
@@ -82,7 +82,7 @@ FASHION_MNIST_FILES = {'train_images': 'train-images-idx3-ubyte.gz', 'train_labe
 
 def verify_sha256sums(folder:str|Path, names:list[str]|None=None) -> int:
     "Check the files listed in `folder/SHA256SUMS` (or only `names` of them); returns how many were checked"
-    folder = Path(folder)
+    folder = Path(folder).expanduser()
     sums = dict(reversed(line.split(maxsplit=1)) for line in (folder/'SHA256SUMS').read_text().splitlines() if line.strip())
     sums = {name.lstrip('*'): digest for name, digest in sums.items()}  # '*name' marks binary mode in sha256sum output
     for name in (names if names is not None else sums):
@@ -101,15 +101,23 @@ class FashionMNIST:
     test_labels: np.ndarray
     def __repr__(self): return f'FashionMNIST(train {len(self.train_labels):,}, test {len(self.test_labels):,})'
 
-def load_fashion_mnist(folder, # holding the four IDX .gz files (and optionally SHA256SUMS)
+def find_idx_file(folder:Path, # a data folder
+                  name:str, # the file's published name, e.g. 'train-images-idx3-ubyte.gz'
+                 ) -> Path|None:
+    "`folder/name`, else the same file uncompressed (`name` without `.gz`, as Kaggle's copy ships it), else None"
+    return next((p for p in (folder/name, folder/name.removesuffix('.gz')) if p.exists()), None)
+
+def load_fashion_mnist(folder, # holding the four IDX files, each .gz or uncompressed (and optionally SHA256SUMS)
                        verify:bool=True, # check the files against SHA256SUMS when the folder has one
                       ) -> FashionMNIST:
     "Read the Fashion-MNIST IDX files, verified against the folder's SHA256SUMS"
-    folder = Path(folder)
-    missing = [n for n in FASHION_MNIST_FILES.values() if not (folder/n).exists()]
-    if missing: raise FileNotFoundError(f"{folder} lacks {missing}; download_fashion_mnist({str(folder)!r}), or --download on the command line, fetches them")
-    if verify and (folder/'SHA256SUMS').exists(): verify_sha256sums(folder, list(FASHION_MNIST_FILES.values()))
-    arrays = {k: read_idx(folder/n) for k, n in FASHION_MNIST_FILES.items()}
+    folder = Path(folder).expanduser()   # `--data=~/fm` reaches us unexpanded
+    paths = {k: find_idx_file(folder, n) for k, n in FASHION_MNIST_FILES.items()}
+    missing = [f"{n} (or {n.removesuffix('.gz')})" for k, n in FASHION_MNIST_FILES.items() if paths[k] is None]
+    if missing: raise FileNotFoundError(f"{folder} lacks {', '.join(missing)}; download_fashion_mnist({str(folder)!r}), "
+                                        "or --download on the command line, fetches them")
+    if verify and (folder/'SHA256SUMS').exists(): verify_sha256sums(folder, [p.name for p in paths.values()])
+    arrays = {k: read_idx(p) for k, p in paths.items()}
     for split in ('train', 'test'):
         x, y = arrays[f'{split}_images'], arrays[f'{split}_labels']
         if x.dtype != np.uint8 or x.ndim != 3 or y.shape != x.shape[:1]:
@@ -126,7 +134,7 @@ FASHION_MNIST_CHECKSUMS = {  # name: (MD5 of the .gz as published, SHA-256 of th
     't10k-labels-idx1-ubyte.gz':  ('bb300cfdad3c16e7a12a480ee83cd310', '0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34'),
 }
 
-def download_fashion_mnist(folder, # where the four .gz files go (created if needed)
+def download_fashion_mnist(folder, # where the four .gz files go (created if needed); uncompressed copies there are verified
                            base_url:str=FASHION_MNIST_URL, # the data set's public home; tests point it at a local server
                            checksums:dict|None=None, # {name: (md5 of .gz, sha256 of content)}; default the published ones
                            show_progress:bool=True,
@@ -136,7 +144,9 @@ def download_fashion_mnist(folder, # where the four .gz files go (created if nee
     checksums = FASHION_MNIST_CHECKSUMS if checksums is None else checksums
     for name in FASHION_MNIST_FILES.values():
         md5_gz, content_sha256 = checksums[name]
-        path = folder/name
+        path, found = folder/name, find_idx_file(folder, name)
+        if found is not None and found != path:   # only the uncompressed file (Kaggle's copy): its content is what is published
+            check_checksum(found, content_sha256, 'sha256', 'decompressed-content '); continue
         if not path.exists(): download_file(base_url + name, path, md5_gz, 'md5', show_progress=show_progress)
         check_checksum(path, content_sha256, 'sha256', 'decompressed-content ', gunzip=True)
     return folder
@@ -249,10 +259,17 @@ class TensorBatchDL(DataLoader):
         if not y: return pictures, None, L((p,) for p in pictures)
         return pictures, TensorCategory(y[0][:max_n]), L(zip(pictures, map(self.dataset.class_name, y[0][:max_n])))
     def new(self, dataset=None, cls=None, **kwargs):
-        dl = super().new(dataset=dataset, cls=cls, **kwargs)
-        if dataset is not None and not isinstance(dataset, TensorItems):   # images or items, made TensorItems here (`test_dl`): this task's classes
-            dl.dataset.vocab = self.dataset.vocab
-        return dl
+        if dataset is not None: dataset = self._with_task_classes(tensor_items(dataset))
+        return super().new(dataset=dataset, cls=cls, **kwargs)
+    def _with_task_classes(self, items:TensorItems) -> TensorItems:
+        "`items` naming this loader's classes (`test_dl` of images, of items, or of `TensorItems` without names); refused when they name another number of classes"
+        ours, theirs = self.dataset.vocab, items.vocab
+        if ours is None or theirs is ours: return items
+        if theirs is None: return TensorItems(*items.tensors, vocab=ours)   # the same tensors, named; the caller's TensorItems stay as they were
+        if len(theirs) != len(ours):
+            raise ValueError(f"the data set names {len(theirs)} classes {list(theirs)}, this task {len(ours)} {list(ours)}: "
+                             "give its TensorItems the task's vocab (learn.dls.vocab), or none to take the task's")
+        return items
 
 class ShownImages(TensorBase):
     "uint8 pictures [n, H, W] of a batch (`side_by_side`), the type by which fastai's `plot_top_losses` finds `plot_top_image_losses`"
