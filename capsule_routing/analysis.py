@@ -163,6 +163,9 @@ def plot_pose_trajectories(traj:PoseTrajectories, # from `class_pose_trajectorie
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
     N, n_vec, _ = traj.poses.shape
+    if N * n_vec < 2: raise ValueError(f"a trajectory needs two or more pose vectors to embed; this one holds {N} view of {n_vec} vector")
+    if not torch.isfinite(traj.poses).all():
+        raise ValueError(f"the poses of views {(~torch.isfinite(traj.poses)).flatten(1).any(1).nonzero().flatten().tolist()[:5]} are not finite: MDS needs finite distances")
     coords, evals = classical_mds(traj.poses.reshape(N*n_vec, -1))     # [N*n_vec, 2], view-major
     xy = coords.view(N, n_vec, 2).numpy()                               # [N, n_vec, 2]
     if ax is None: _, ax = plt.subplots(figsize=(5, 4.2))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, numbers, warnings, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from collections.abc import Sequence
 from .core import check_eps, check_positive_ints, is_int
-from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite, routes_in_float32, n_out_asked
+from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite, routes_in_float32, n_out_asked, under_torch_func
 from .routing import uses_implicit_votes, implicit_vote_features, implicit_e_step, implicit_moments, in_float64
 
 # %% auto #0
@@ -49,7 +49,7 @@ def check_lineage_sizes(name:str, d_cov, d_inp, d_out, n_inp, n_out, n_iters):
 
 class LineageLayer(nn.Module):
     "What the three layers below share: checked sizes, weights $W$ [n_inp or 1, n_out, d_inp, d_out] for votes without bias, the call's checks"
-    check_finite = True   # raise on non-finite poses of inputs that are not removed with a -inf score (False: also branch on no value, for torch.compile, torch.export and vmap)
+    check_finite = True   # raise on non-finite poses of inputs that are not removed with a -inf score (False for torch.export and vmap, which cannot follow that question to the device)
     implicit_votes = True # leave the votes of weights shared over inputs unformed (False: always form them)
     def __init__(self, d_cov:int, d_inp:int, d_out:int, n_inp:int, n_out:int, n_iters:int):
         super().__init__()
@@ -160,8 +160,8 @@ class DynamicRouting(LineageLayer):
     ) -> tuple: # a_out [..., n_out] (log |s|^2), mu_out [..., n_out, d_cov, d_out] (squashed), None (, R)
         "Route by dot-product agreement with the squashed outputs"
         n_out, a, mu = flat_inputs(self, a_inp, mu_inp, n_out)                   # [b, i], [b, i, c, d]
-        a_out, v, c = route_dynamically(self.votes_of(mu), self.n_iters, kept=a != float('-inf'),   # [b, j], [b, j, c, h], [b, i, j]
-                                        branch_free=not self.check_finite)   # unchecked: one graph with no wait on the device, as `Routing`'s
+        traced = torch.compiler.is_compiling() or under_torch_func()   # torch.compile, torch.export, vmap: they cannot follow a branch on a value
+        a_out, v, c = route_dynamically(self.votes_of(mu), self.n_iters, kept=a != float('-inf'), branch_free=traced)   # [b, j], [b, j, c, h], [b, i, j]
         return shaped_outputs(a_inp.shape[:-1], a_out, v, None, c, return_R)
 
 # %% ../nbs/01a_routing_lineage.ipynb #9fc87cbf
