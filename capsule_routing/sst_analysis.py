@@ -402,6 +402,8 @@ def sst_analysis_cli(argv:list[str]|None=None): # the arguments (default: `sys.a
     func = funcs[argv[0]]
     args = vars(anno_parser(func, prog=f'python -m capsule_routing.sst_analysis {argv[0]}').parse_args(argv[1:]))
     for hidden in ('pdb', 'xtra'): args.pop(hidden, None)
+    # a path the shell left as `~/...` (after `--data=`, or quoted), each of teach's comma-separated runs too: the home folder's
+    args = {k: ','.join(map(os.path.expanduser, v.split(','))) if isinstance(v, str) else v for k, v in args.items()}
     res = func(**args)
     print(json.dumps(res, indent=1))
     return res
