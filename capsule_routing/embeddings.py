@@ -667,7 +667,11 @@ def live_transformer(name:str, # hub name or local folder, as a cache's manifest
 def check_model_files(tf:FrozenTransformer, # a transformer to embed texts with
                       model_files:list, # `(name, size, SHA-256)` of each file of the folder the caches were built with
                      ):
-    "Refuse a transformer whose folder's files are not `model_files`: its hidden states would not be those the model was trained on"
+    "Refuse a transformer that is not a folder holding `model_files`: its hidden states would not be those the model was trained on"
+    check_transformer(tf.name)   # a folder meant but missing: that error, before any model loads
+    if not Path(tf.name).is_dir():   # a hub model may be another checkpoint than the folder, and its files are not here to compare
+        raise ValueError(f"the transformer {tf.name} is a hub name, and the caches were built with a local folder's files, which it cannot be "
+                         f"compared with: name a folder that holds them ({', '.join(sorted(name for name, *_ in model_files))})")
     found = {name: (size, sha) for name, size, sha in tf.identity().get('files', [])}   # read once per transformer (`live_transformer`)
     expected = {name: (size, sha) for name, size, sha in model_files}
     differ = sorted(n for n in found.keys() | expected.keys() if found.get(n) != expected.get(n))
@@ -701,11 +705,12 @@ class TextItems(FastaiDataset):
         self.texts, self.tf = check_texts(texts), live_transformer(**transformer)
         self.set_vocab(vocab)
         self._read = {}   # (length, SHA-256 of the states as float16 or bfloat16) -> position, of each item read: `positions_of`
-        try: self.ids, cut = self.tf.encode(self.texts)
+        try:
+            if model_files is not None: check_model_files(self.tf, model_files)   # before the tokenizer loads: a hub name is not fetched to be refused
+            self.ids, cut = self.tf.encode(self.texts)
         except FileNotFoundError as e:   # the folder an exported learner records is the one on the machine it was trained on
             raise FileNotFoundError(f"{e}. A learner records the folder its caches' transformer was loaded from: on another machine, point it at the "
                                     "copy there (`learn.dls.valid.dataset.transformer['name'] = folder`)") from None
-        if model_files is not None: check_model_files(self.tf, model_files)
         check_tokens(self.tf, self.texts)
         if cut: warnings.warn(f"{len(cut)} of {len(self.texts)} texts exceed {self.tf.max_len} tokens and were cut to them (as the caches "
                               f"cut theirs): positions {cut}", stacklevel=2)

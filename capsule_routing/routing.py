@@ -479,7 +479,7 @@ def implicit_moments(
 def route_with_implicit_votes(
     a_inp:torch.Tensor,    # [..., n_inp] input scores
     mu_inp:torch.Tensor,   # [..., n_inp, d_cov, d_inp] input poses (finite)
-    W:torch.Tensor, B:torch.Tensor, beta_use:torch.Tensor, beta_ign:torch.Tensor, # parameters, shared over inputs: W [1, n_out or 1, d_inp, d_out], B [1, n_out, d_cov, d_out]
+    W:torch.Tensor, B:torch.Tensor, beta_use:torch.Tensor, beta_ign:torch.Tensor, # parameters, shared over inputs: W [1, n_out or 1, d_inp, d_out], B [1, n_out or 1, d_cov, d_out]
     n_iters:int=3,
     p_model:str='gaussian',       # only 'gaussian' (the arguments are those of `route_by_the_equations`)
     eps:float=1e-5,

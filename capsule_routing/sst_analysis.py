@@ -69,7 +69,7 @@ def run_frozen_transformer(cfg:dict, # a run's settings (`run_settings`)
     "The transformer that embeds texts as the run's were: its dtype, a hub model's recorded commit, a folder refused unless it holds the recorded files"
     tf = FrozenTransformer(run_transformer(cfg['transformer'], transformer), device=device, dtype=getattr(torch, cfg['dtype']),
                            revision=cfg.get('transformer_revision'))   # None for runs from before it was recorded: the newest
-    if cfg.get('transformer_files') and Path(tf.name).is_dir(): check_model_files(tf, cfg['transformer_files'])   # a folder (a hub name has no files to compare)
+    if cfg.get('transformer_files'): check_model_files(tf, cfg['transformer_files'])   # a folder holding them (a hub name is refused, as `TextItems` refuses it)
     return tf
 
 def transformer_label(name:str, # a hub name or a local folder

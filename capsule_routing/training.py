@@ -455,6 +455,9 @@ def capsule_learner(dls:DataLoaders, # batches `(*inputs, target)` with integer 
     device = torch.device(device) if device is not None else (getattr(dls, 'device', None) or default_device())
     dls.to(device)
     loss_func = CapsuleCrossEntropy() if loss_func is None else loss_func
+    if getattr(loss_func, 'reduction', None) == 'none':   # fastai backpropagates the loss as it comes, and torch needs one number
+        raise ValueError(f"loss_func {loss_func!r} gives one loss per sample (reduction='none'), and training needs one number per batch: "
+                         "give it reduction='mean' (MixUp asks it for per-sample losses by itself)")
     extra = [SmoothLossOnDevice(), EmptyForNone()]
     if isinstance(loss_func, SpreadLoss): extra.append(SpreadMargin(loss_func))
     if pad: extra.append(PadCropCallback(pad))
