@@ -4,6 +4,7 @@
 
 # %% ../nbs/05_analysis.ipynb #cf755444
 from __future__ import annotations
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 import numpy as np
@@ -65,9 +66,15 @@ def image_sequence(image:torch.Tensor, # [C, H, W] one image
     "The views of one image rotated by each of `angles` and/or shifted by each of `shifts`"
     if image.ndim != 3: raise ValueError(f"expected one image [C, H, W], got shape {tuple(image.shape)}")
     if angles is None and shifts is None: raise ValueError("give angles, shifts or both")
+    angles = None if angles is None else torch.as_tensor(angles, dtype=torch.float64)
+    shifts = None if shifts is None else torch.as_tensor(shifts, dtype=torch.float64)
+    if angles is not None and angles.ndim != 1: raise ValueError(f"angles must be [N], one per view; received shape {tuple(angles.shape)}")
+    if shifts is not None and (shifts.ndim != 2 or shifts.shape[1] != 2):   # a bare pair would be read as two views, each shifted by the pair
+        raise ValueError(f"shifts must be [N, 2], one (right, down) pair per view; received shape {tuple(shifts.shape)} (one view: [[right, down]])")
     n = len(angles) if angles is not None else len(shifts)
-    angles = torch.zeros(n) if angles is None else torch.as_tensor(angles, dtype=torch.float64)
-    shifts = torch.zeros(n, 2) if shifts is None else torch.as_tensor(shifts, dtype=torch.float64)
+    if n == 0: raise ValueError("no views: angles and shifts are empty")
+    angles = torch.zeros(n) if angles is None else angles
+    shifts = torch.zeros(n, 2) if shifts is None else shifts
     if len(angles) != len(shifts): raise ValueError(f"got {len(angles)} angles and {len(shifts)} shifts")
     return rotate_shift(image[None].expand(n, *image.shape), angles, shifts)
 
@@ -78,6 +85,10 @@ def show_image_sequence(images:torch.Tensor, # [N, C, H, W]; the first channel i
                         n_show:int=12, # at most this many images, evenly spaced
                        ):
     "Draw (up to `n_show` of) a sequence of views, titled with their viewpoint parameter"
+    if images.ndim != 4 or len(images) == 0: raise ValueError(f"expected images [N>0, C, H, W], got shape {tuple(images.shape)}")
+    if n_show < 1: raise ValueError(f"n_show must be at least 1, got {n_show}")
+    if params is not None and tuple(np.shape(params)) != (len(images),):
+        raise ValueError(f"expected params [{len(images)}], one per image, got shape {tuple(np.shape(params))}")
     import matplotlib.pyplot as plt
     idx = np.unique(np.linspace(0, len(images) - 1, min(n_show, len(images))).round().astype(int))
     fig, axs = plt.subplots(1, len(idx), figsize=(1.1*len(idx), 1.5), squeeze=False)
@@ -97,6 +108,12 @@ class PoseTrajectories:
     params: torch.Tensor   # [N]: the viewpoint parameter of each view
     param_name: str = 'view'  # what `params` measure, for plots
     class_name: str | None = None  # the class's name, for plots
+    def __post_init__(self):   # checked once here, as every plot indexes poses and params by view and draws params with numpy
+        if not isinstance(self.poses, torch.Tensor) or self.poses.ndim != 3:
+            raise ValueError(f"poses must be a tensor [N, d_cov, d_out]; received {type(self.poses).__name__} of shape {tuple(np.shape(self.poses))}")
+        self.params = torch.as_tensor(self.params, dtype=torch.float64).detach().cpu()
+        if self.params.shape != (len(self.poses),):
+            raise ValueError(f"params must be [N={len(self.poses)}], one per view; received shape {tuple(self.params.shape)}")
     def __len__(self): return len(self.poses)
     def __repr__(self):
         name = self.class_name if self.class_name is not None else f'class {self.label}'
@@ -104,6 +121,10 @@ class PoseTrajectories:
                 f'{self.param_name} {float(self.params[0]):g}..{float(self.params[-1]):g})')
 
 # %% ../nbs/05_analysis.ipynb #e8329e82
+def _nonfinite_rows(x:torch.Tensor) -> list[int]:
+    "The first few indices along the first axis of `x` whose entries are not all finite, for error messages"
+    return (~torch.isfinite(x)).flatten(1).any(1).nonzero().flatten().tolist()[:5]
+
 @torch.no_grad()
 def class_pose_trajectories(model:nn.Module, # returns `(a_out [B, n_classes], mu_out [B, n_classes, d_cov, d_out], sig2_out)`
                             images:torch.Tensor, # [N, ...] the views, in order
@@ -115,6 +136,11 @@ def class_pose_trajectories(model:nn.Module, # returns `(a_out [B, n_classes], m
                            ) -> PoseTrajectories:
     "Run the views through `model` in eval mode and keep one class capsule's pose vectors for each"
     if len(images) == 0: raise ValueError("no images")
+    if not isinstance(bs, (int, np.integer)) or bs < 1: raise ValueError(f"bs must be a positive number of views, got {bs!r}")
+    try:   # True would index a new axis of the poses and 1.5 fail inside torch
+        if isinstance(label, (bool, np.bool_)): raise TypeError
+        label = None if label is None else operator.index(label)
+    except TypeError: raise TypeError(f"label must be None or an int class index, got {label!r}") from None
     params = torch.arange(len(images), dtype=torch.float64) if params is None else torch.as_tensor(params, dtype=torch.float64)
     if params.shape != (len(images),): raise ValueError(f"expected params [{len(images)}], got {tuple(params.shape)}")
     device = next((p.device for p in model.parameters()), torch.device('cpu'))
@@ -127,10 +153,15 @@ def class_pose_trajectories(model:nn.Module, # returns `(a_out [B, n_classes], m
     if mu_out.ndim != 4 or mu_out.shape[:2] != a_out.shape:
         raise ValueError(f"expected a_out [N, n_classes] and mu_out [N, n_classes, d_cov, d_out], "
                          f"got {tuple(a_out.shape)} and {tuple(mu_out.shape)}")
+    n_classes = a_out.shape[1]
+    if classes is not None and len(classes) != n_classes: raise ValueError(f"classes holds {len(classes)} names; the model scores {n_classes} classes")
     probs = F.softmax(a_out, dim=-1)                        # [N, n_classes]
-    if label is None: label = int(probs.mean(0).argmax())
-    elif not 0 <= label < a_out.shape[1]: raise ValueError(f"label must be in [0, {a_out.shape[1]}), got {label}")
-    return PoseTrajectories(mu_out[:, label], int(label), probs, params, param_name,
+    if label is None:
+        if not torch.isfinite(probs).all():                 # a NaN makes every class's mean NaN, and argmax picks class 0
+            raise ValueError(f"the scores of views {_nonfinite_rows(probs)} are not finite: the activated class is undefined (give label)")
+        label = int(probs.mean(0).argmax())
+    elif not 0 <= label < n_classes: raise ValueError(f"label must be in [0, {n_classes}), got {label}")
+    return PoseTrajectories(mu_out[:, label], label, probs, params, param_name,
                             classes[label] if classes is not None else None)
 
 # %% ../nbs/05_analysis.ipynb #05b1a3c0
@@ -141,6 +172,7 @@ def classical_mds(points:torch.Tensor, # [n, d]
     if points.ndim != 2: raise ValueError(f"expected points [n, d], got shape {tuple(points.shape)}")
     n = len(points)
     if not 1 <= n_dims <= n: raise ValueError(f"n_dims must be in [1, {n}] for {n} points, got {n_dims}")
+    if not torch.isfinite(points).all(): raise ValueError(f"points {_nonfinite_rows(points)} are not finite: their distances are undefined")
     x = points.detach().double().cpu()
     sq_dist = (x[:, None, :] - x[None, :, :]).square().sum(-1)          # [n, n]
     J = torch.eye(n, dtype=torch.float64) - 1/n                         # [n, n] centring
@@ -165,7 +197,7 @@ def plot_pose_trajectories(traj:PoseTrajectories, # from `class_pose_trajectorie
     N, n_vec, _ = traj.poses.shape
     if N * n_vec < 2: raise ValueError(f"a trajectory needs two or more pose vectors to embed; this one holds {N} view of {n_vec} vector")
     if not torch.isfinite(traj.poses).all():
-        raise ValueError(f"the poses of views {(~torch.isfinite(traj.poses)).flatten(1).any(1).nonzero().flatten().tolist()[:5]} are not finite: MDS needs finite distances")
+        raise ValueError(f"the poses of views {_nonfinite_rows(traj.poses)} are not finite: MDS needs finite distances")
     coords, evals = classical_mds(traj.poses.reshape(N*n_vec, -1))     # [N*n_vec, 2], view-major
     xy = coords.view(N, n_vec, 2).numpy()                               # [N, n_vec, 2]
     if ax is None: _, ax = plt.subplots(figsize=(5, 4.2))
@@ -189,6 +221,7 @@ def pose_changes(poses:torch.Tensor, # [N, d_cov, d_out] one capsule's poses alo
                 ) -> dict[str, torch.Tensor]: # 'distance', 'norm_ratio', 'cosine': each [N, d_cov]
     "Each pose vector's distance to its first value over that value's norm, norm ratio and cosine similarity to it"
     if poses.ndim != 3: raise ValueError(f"expected poses [N, d_cov, d_out], got shape {tuple(poses.shape)}")
+    if not torch.isfinite(poses).all(): raise ValueError(f"the poses of views {_nonfinite_rows(poses)} are not finite: their changes are undefined")
     p = poses.detach().double()
     first = p[:1]                                                       # [1, d_cov, d_out]
     first_norm = first.norm(dim=-1)                                     # [1, d_cov]
@@ -215,12 +248,17 @@ def plot_pose_changes(trajs, # a `PoseTrajectories`, a list of them, or {column 
     "For each group, each pose vector's distance, norm ratio and cosine against the first view, with their mean"
     import matplotlib.pyplot as plt
     groups = _as_groups(trajs)
+    if not groups: raise ValueError("trajs holds no groups: nothing to plot")
     for title, group in groups.items():                                # check every group before making a figure
         if not group: raise ValueError(f"group {title!r} holds no sequences")
-        for t in group:
+        for i, t in enumerate(group):
             if not torch.equal(t.params, group[0].params): raise ValueError(f"the sequences of group {title!r} have different {t.param_name} values")
+            if not torch.isfinite(t.poses).all():
+                raise ValueError(f"sequence {i} of group {title!r}: the poses of views {_nonfinite_rows(t.poses)} are not finite")
     ncols = len(groups) if ncols is None else max(1, min(ncols, len(groups)))
     n_blocks = -(-len(groups) // ncols)
+    if axs is not None and np.size(axs) != 3*n_blocks*ncols:
+        raise ValueError(f"axs must hold {3*n_blocks} x {ncols} Axes for {len(groups)} groups in blocks of {ncols}; received shape {np.shape(axs)}")
     if axs is None: _, axs = plt.subplots(3*n_blocks, ncols, figsize=(2.6*ncols + 0.8, 6.5*n_blocks), squeeze=False)
     axs = np.asarray(axs).reshape(3*n_blocks, ncols)
     for g, (title, group) in enumerate(groups.items()):
