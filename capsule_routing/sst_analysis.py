@@ -516,6 +516,11 @@ def plot_validation_curves(hist:pd.DataFrame, # from `read_histories`
                            tasks=('sst5', 'sst2'), # one column of plots per task
                           ):
     "Dev accuracy (top) and dev loss (bottom) by epoch, one line per run (seed, and length of its schedule), one column per task"
+    names = hist[hist.task.isin(tasks)].groupby(['task', 'epochs', 'seed']).run.unique()   # a line is a task's (epochs, seed): one run each
+    shared = [f"{', '.join(v)} ({t}, seed {s}, {e} epochs)" for (t, e, s), v in names.items() if len(v) > 1]
+    if shared: raise ValueError(f"hist holds runs of the same task, seed and schedule, whose lines would join into one: {shared[0]}"
+                                f"{f' (and {len(shared) - 1} more such groups)' if len(shared) > 1 else ''}. "
+                                "Plot one setup's runs (select them, e.g. with `select_setups`)")
     fig, axs = plt.subplots(2, len(tasks), figsize=(4.5 * len(tasks), 6), squeeze=False)
     for j, task in enumerate(tasks):
         for (epochs, seed), h in hist[hist.task == task].groupby(['epochs', 'seed']):
@@ -538,12 +543,20 @@ def confusion_counts(target, # true classes [N]
     "`counts[i, j]`: items of true class i predicted as j"
     target, predicted = np.asarray(target), np.asarray(predicted)
     if target.shape != predicted.shape: raise ValueError(f"target {target.shape} and predicted {predicted.shape} differ in shape")
+    for name, v in (('target', target), ('predicted', predicted)):   # bincount would count such a class in another cell, or fail to reshape
+        bad = np.flatnonzero((v < 0) | (v >= n))
+        if len(bad): raise ValueError(f"{name} must hold classes 0 to {n - 1}; received {v.ravel()[bad[:5]].tolist()} at items {bad[:5].tolist()}"
+                                      f"{f' and {len(bad) - 5} more' if len(bad) > 5 else ''}")
+    if target.size == 0: return np.zeros((n, n), dtype=np.int64)   # np.asarray([]) is float, which bincount refuses
     return np.bincount(target * n + predicted, minlength=n * n).reshape(n, n)
 
 def plot_confusion(counts:np.ndarray, # [n, n] from `confusion_counts`
                    labels:list[str], # class names
                    title:str='', ax:plt.Axes|None=None):
     "Row-normalised confusion matrix with counts and row percentages in the cells"
+    counts = np.asarray(counts)
+    if counts.shape != (len(labels), len(labels)):   # one label per row and column, or cells go unlabelled
+        raise ValueError(f"counts must be [n, n] with n = len(labels) = {len(labels)}, received {counts.shape}")
     if ax is None: _, ax = plt.subplots(figsize=(1.1 * len(labels) + 2, 1.0 * len(labels) + 1.5))
     share = counts / np.maximum(counts.sum(1, keepdims=True), 1)
     ax.imshow(share, cmap='Blues', vmin=0, vmax=1)
@@ -580,8 +593,8 @@ def sst_routing(model:SSTCapsNet, # the model (eval mode)
                 gate_parts:bool=True, # see `routing_shares`
                ) -> dict:
     "`a_out`, `probs`, `a_parts`, `R1`, `R2`, `f_inp` and the shares `S` [B, n, L, C] and `stopped` [B, n, L]"
-    B, n, L, _ = embs.shape
     a_inp, mu_inp = model.input_capsules(mask, embs)                                 # [B, n*L], [B, n*L, 1, d_parts], checked as by forward
+    B, n, L, _ = embs.shape                                                          # (once the model has checked it)
     a_parts, mu_parts, _, R1 = model.routings[0](a_inp, mu_inp, return_R=True)      # [B, P], [B, P, 1, 2], R1 [B, n*L, P]
     a_out, mu_out, sig2_out, R2 = model.routings[1](a_parts, mu_parts, return_R=True)   # [B, C], R2 [B, P, C]
     f_inp = torch.sigmoid(a_inp)                                                     # [B, n*L]
@@ -594,13 +607,20 @@ def sst_routing(model:SSTCapsNet, # the model (eval mode)
 def relative_use(shares:torch.Tensor, # [n, L] shares of one sentence's inputs (tokens only, no padding) for one class
                 ) -> torch.Tensor:
     "Each input's share divided by the mean share of the sentence's inputs: 1 is average, 2 twice the average"
-    return shares / shares.mean()
+    mean = shares.mean()
+    if not mean > 0:   # nothing to divide by: every input would read NaN (and plot blank)
+        raise ValueError(f"shares must have a positive mean, received {float(mean)} over {tuple(shares.shape)}: no input's data reaches "
+                         "the class (only padding, or a class the routing gives nothing), so there is no average to be relative to")
+    return shares / mean
 
 def plot_token_depth(rel:torch.Tensor, # [n, L] from `relative_use`
                      tokens:list[str], # the n tokens
                      title:str='', ax:plt.Axes|None=None, spread:float|None=None):
     "Heatmap of tokens (rows) x depths (columns), diverging around 1 (red: more than average, blue: less)"
     from matplotlib.colors import TwoSlopeNorm
+    if rel.ndim != 2 or rel.shape[0] != len(tokens):   # one token per row, or rows go unlabelled
+        raise ValueError(f"rel must be [n, L] with n = len(tokens) = {len(tokens)}, received {tuple(rel.shape)}")
+    rel = rel.detach()                                 # a plot: no gradient
     if ax is None: _, ax = plt.subplots(figsize=(3.2, 0.25 * len(tokens) + 1))
     spread = spread or float((rel - 1).abs().max()) or 1.
     im = ax.imshow(rel.numpy(), cmap='RdBu_r', norm=TwoSlopeNorm(1., 1 - spread, 1 + spread), aspect='auto')
@@ -614,6 +634,10 @@ def plot_token_class(shares:torch.Tensor, # [n, C] shares of one sentence, summe
                      labels:list[str], # the C class names
                      title:str='', ax:plt.Axes|None=None):
     "Heatmap of tokens (rows) x classes (columns), values written in the cells"
+    if shares.shape != (len(tokens), len(labels)):   # one token per row and one class per column, or cells go unlabelled
+        raise ValueError(f"shares must be [n, C] with n = len(tokens) = {len(tokens)} and C = len(labels) = {len(labels)}, "
+                         f"received {tuple(shares.shape)}")
+    shares = shares.detach()                         # a plot: no gradient
     if ax is None: _, ax = plt.subplots(figsize=(0.9 * len(labels) + 1.5, 0.25 * len(tokens) + 1))
     ax.imshow(shares.numpy(), cmap='magma_r', vmin=0, aspect='auto')
     for t in range(len(tokens)):
