@@ -9,7 +9,7 @@ first version of the fix (d08de53, measured with that commit checked out), which
 took 0.433 s against 0.200 s, and 0.086 s against 0.052 s. `branch_free`: the scores taken again after every call, as a
 layer traced by torch.compile, torch.export or vmap does (no branch on a value). Measured 2026-11-28: branch_free 0.093 s
 against 0.065 s (new) at sst_1, and 0.380 s against 0.224 s at smallnorb_1: so eager calls keep the branch."""
-import time, statistics, torch, torch.nn.functional as F, sys
+import argparse, time, statistics, torch, torch.nn.functional as F
 import capsule_routing.lineage as L
 torch.set_num_threads(1); torch.set_flush_denormal(True)
 new = L.route_dynamically
@@ -19,7 +19,9 @@ def old(V, n_iters, kept=None, branch_free=False):
         c = F.softmax(logits, dim=-1); s = V.pooled(c); v = L.squash(s)
         if it < n_iters - 1: logits = logits + V.agreement(v)
     return L.squashed_length_logit(s), v, c
-shape = sys.argv[1] if len(sys.argv) > 1 else 'sst_1'
+p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+p.add_argument('shape', nargs='?', default='sst_1', choices=['sst_1', 'smallnorb_1'])   # any other name would time smallnorb_1 under it
+shape = p.parse_args().shape
 torch.manual_seed(0)
 if shape == 'sst_1': layer, a, mu = L.DynamicRouting(1, 64, 2, n_out=64), torch.randn(20, 925), torch.randn(20, 925, 1, 64, requires_grad=True)
 else: layer, a, mu = L.DynamicRouting(4, 4, 4, n_out=64), torch.randn(20, 5184), torch.randn(20, 5184, 4, 4, requires_grad=True)

@@ -22,6 +22,7 @@ sys.path.insert(0, __import__('os').path.dirname(__import__('os').path.abspath(_
 torch.set_num_threads(1); torch.set_flush_denormal(True)
 from capsule_routing.routing import (route_with_implicit_votes, in_float64, pose_pairs, vote_column_products, symmetry_breaking_bias)
 from implicit_votes_crossover import make
+from routing_benchmark import max_rel_diff
 
 def features(f_a, mu_inp, W, B, eps):
     center = (f_a[..., None] * mu_inp).sum(-3) / (f_a.sum(-2)[..., None] + eps)
@@ -73,7 +74,7 @@ for sweep, J in [('matrix_4x4', 1), ('matrix_4x4', 16), ('matrix_4x4', 64), ('ve
         out = route(*args())[:3]
         g = torch.autograd.grad(sum(o.sum() for o in out), [mu, layer.W])
         outs[name] = [o.detach() for o in out] + list(g)
-    diff = max(((x - y).abs().max() / y.abs().max()).item() for x, y in zip(outs['A'], outs['B']))
+    diff = max_rel_diff(zip(outs['A'], outs['B']))
     times = {'A': [], 'B': []}
     def run(route):
         out = route(*args())[:3]; sum(o.float().sum() for o in out).backward()

@@ -5,7 +5,7 @@ summed from the deviations (new, 0870264), forward + backward of `Routing` with 
     python bench/ab_moments_backward.py sst_1          # 20 x 925 [1x64] -> 64 [1x2]
 
 Measured 2026-11-25: smallnorb_1 3.558 -> 3.766 s, sst_1 0.112 -> 0.116 s (medians of 5 and 11 alternating runs)."""
-import sys, time, torch, statistics
+import argparse, time, torch, statistics
 import capsule_routing.routing as R
 from capsule_routing.routing import Routing, first_order_only
 torch.set_num_threads(1); torch.set_flush_denormal(True)
@@ -24,7 +24,9 @@ def old(ctx, g_mu, g_sig2):
         ctx.ws.add_grad(g_delta, D[:, None, :])
     ctx.ws.done()
     return None, grad_D, grad_used, None, None, None
-shape = sys.argv[1] if len(sys.argv) > 1 else 'smallnorb_1'
+p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+p.add_argument('shape', nargs='?', default='smallnorb_1', choices=['smallnorb_1', 'sst_1'])   # any other name would time smallnorb_1 under it
+shape = p.parse_args().shape
 torch.manual_seed(0)
 if shape == 'sst_1': layer, a, mu = Routing(1, 64, 2, n_out=64), torch.randn(20, 925), torch.randn(20, 925, 1, 64, requires_grad=True)
 else:

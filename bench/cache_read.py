@@ -24,6 +24,8 @@ def main():
     ap.add_argument('cache'); ap.add_argument('--n', type=int, default=300); ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--drop_caches', action='store_true')
     a = ap.parse_args()
+    if not Path(a.cache).is_dir(): ap.error(f'argument cache: {a.cache} is not a folder')   # the cache would say its build did not finish
+    if a.n < 1: ap.error(f'argument --n: expected a number of texts of at least 1, got {a.n}')
     cache = EmbeddingCache(a.cache)
     rng = np.random.default_rng(a.seed)
     ways = {'memory map: np.array(cache[i])': lambda i: np.array(cache[i]), 'cache.read(i)': cache.read}

@@ -14,7 +14,7 @@ since name their commit.
     OMP_NUM_THREADS=1 python bench/clamp_count.py em heinsen --float32 --threads 1 --out bench/results/clamp_count_float32_pairs_once.md
     OMP_NUM_THREADS=1 python bench/clamp_count.py em heinsen --threads 1 --out bench/results/clamp_count_float64.md
 """
-import argparse, platform, subprocess, torch, warnings
+import argparse, platform, shlex, subprocess, sys, torch, warnings
 from datetime import datetime, timezone
 from pathlib import Path
 from capsule_routing.core import import_fastai_quietly
@@ -23,6 +23,7 @@ from fastai.callback.core import Callback, CancelFitException
 import capsule_routing.routing as routing, capsule_routing.lineage as lineage
 from capsule_routing.training import capsule_learner, fit_paper, OPTIMIZERS, set_seed
 from capsule_routing.vision import fashion_mnist_dataloaders, fashion_mnist_capsnet
+from routing_benchmark import at_least, make_out_folder   # bench/, this script's folder
 
 def count_clamps(routing_name, data, steps, float32=False):
     "Train `routing_name`'s model for `steps` steps; the counts of the variances `implicit_moments` clamped from below zero."
@@ -66,18 +67,19 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('routings', nargs='+', choices=['heinsen', 'em'])
     p.add_argument('--data', default='../shared/data/fashion-mnist')
-    p.add_argument('--steps', type=int, default=2750, help='training steps to count over (an epoch: 2,750)')
+    p.add_argument('--steps', type=at_least(1), default=2750, help='training steps to count over (an epoch: 2,750)')
     p.add_argument('--threads', type=int, default=1)
     p.add_argument('--out', default=None, help='a markdown file to write the table to')
     p.add_argument('--float32', action='store_true', help='route in float32, as the library did before 2026-11-25')
     args = p.parse_args()
+    make_out_folder(args.out)
     warnings.filterwarnings('ignore'); torch.set_num_threads(args.threads)
     lines = [f'Variances clamped from below zero by `implicit_moments` while the Fashion-MNIST model of 03b (16 parts, '
              f'2 iterations, peak rate 1e-2, 3-epoch schedule, seed 0) trains for {args.steps:,} steps at batch 20 on the CPU '
              f'({platform.processor() or platform.machine()}, {args.threads} thread{"s" if args.threads > 1 else ""}), '
              f'torch {torch.__version__}, the routes computed in {"float32" if args.float32 else "float64"}. '
              f'Measured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC at commit {commit()} by '
-             f'`python bench/clamp_count.py {" ".join(args.routings)}{" --float32" if args.float32 else ""} --threads {args.threads}`.', '',
+             f'`python bench/clamp_count.py {shlex.join(sys.argv[1:])}`.', '',   # as given: its defaults (--steps, --data) may change
              '| routing | variances clamped | variances | share | calls with a clamped variance | calls |', '|---|---|---|---|---|---|']
     for name in args.routings:
         c = count_clamps(name, args.data, args.steps, args.float32)

@@ -7,8 +7,9 @@ in those). Each configuration runs in its own process.
 
     python bench/fashion_mnist_step.py --threads 2 --out bench/results/fashion_mnist_cpu_step.md
 """
-import argparse, json, platform, statistics, subprocess, sys, time
+import argparse, json, platform, statistics, sys, time
 import torch
+from routing_benchmark import at_least, make_out_folder, run_script   # bench/, this script's folder
 
 CONFIGS = [  # (n_parts, n_iters, compiled, implicit votes)
     (16, 2, False, False), (16, 2, False, True), (16, 2, True, True),
@@ -33,13 +34,14 @@ def child(n_parts, n_iters, compiled, implicit, warmup, steps):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument('--threads', type=int, default=2); p.add_argument('--warmup', type=int, default=3)
-    p.add_argument('--steps', type=int, default=20); p.add_argument('--out', default=None)
-    p.add_argument('--configs', nargs='*', type=int, default=None, help=f'indices into CONFIGS to measure (default: all {len(CONFIGS)})')
+    p.add_argument('--threads', type=int, default=2); p.add_argument('--warmup', type=at_least(0), default=3)
+    p.add_argument('--steps', type=at_least(1), default=20); p.add_argument('--out', default=None)
+    p.add_argument('--configs', nargs='+', type=int, choices=range(len(CONFIGS)), default=None, help=f'indices into CONFIGS to measure (default: all {len(CONFIGS)})')
     p.add_argument('--child', default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     if args.child: return print(json.dumps(child(*json.loads(args.child), args.warmup, args.steps)))
+    make_out_folder(args.out)
     lines = [f'Fashion-MNIST capsule network, training step at batch 20 (model, loss, backward, Adam), CPU '
              f'({platform.processor() or platform.machine()}, {args.threads} threads), torch {torch.__version__}; '
              f'median of {args.steps} steps after {args.warmup}.', '',
@@ -48,7 +50,7 @@ def main():
     for cfg in [CONFIGS[i] for i in args.configs] if args.configs is not None else CONFIGS:
         cmd = [sys.executable, __file__, '--child', json.dumps(cfg), '--threads', str(args.threads),
                '--warmup', str(args.warmup), '--steps', str(args.steps)]
-        seconds = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
+        seconds = json.loads(run_script(cmd).strip().splitlines()[-1])
         n_parts, n_iters, compiled, implicit = cfg
         lines.append(f"| {n_parts} | {n_iters} | {'compiled' if compiled else 'eager'} | {'implicit' if implicit else 'formed'} | "
                      f"{1000 * seconds:.0f} ms | {2750 * seconds / 60:.1f} min |")

@@ -13,6 +13,7 @@ import capsule_routing.routing as routing
 from capsule_routing.routing import Routing
 from capsule_routing.smallnorb import SmallNORBCapsNet
 from capsule_routing.training import CapsuleCrossEntropy
+from routing_benchmark import max_rel_diff   # bench/, this script's folder
 
 def make_step(model, x, y, opt):
     loss_func = CapsuleCrossEntropy()
@@ -46,8 +47,7 @@ def agreement(x, y, implicit_votes):
         out = model(x); CapsuleCrossEntropy()(out, y).backward()
         res.append([o.detach().clone() for o in out] + [p.grad.clone() for p in model.parameters()])
     Routing.implicit_votes = True
-    rel = lambda a, b: ((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item()
-    return max(rel(a, b) for a, b in zip(res[1], res[0]))
+    return max_rel_diff(zip(res[1], res[0]))
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0]); p.add_argument('--profile', action='store_true')

@@ -33,7 +33,7 @@ plot them) and print a markdown table (also written beside the CSV, as .md). At 
 import argparse, csv, json, os, platform, sys, time
 import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from routing_benchmark import time_and_peak, run_in_child, as_training_on, subnormals_note
+from routing_benchmark import time_and_peak, run_in_child, as_training_on, subnormals_note, max_rel_diff, at_least, device_name, make_out_folder
 from capsule_routing.routing import Routing, route_with_implicit_votes_in_float64
 from capsule_routing.lineage import EMRouting
 
@@ -90,22 +90,23 @@ def agree(sweep, n_out, layer_name) -> float:
     "Largest relative difference of the two routes' outputs (float32 inputs, batch 20): the routes compared are the same function"
     with torch.no_grad():
         implicit, formed = (routed(route, *make(sweep, n_out, 'cpu', layer_name=layer_name)) for route in ('implicit', 'formed'))
-    return max(((x - y).abs().max() / y.abs().max()).item() for x, y in zip(implicit, formed))
+    return max_rel_diff(zip(implicit, formed))
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('--layer', default='routing', choices=list(LAYERS), help="Heinsen's `Routing` or `EMRouting`")
-    p.add_argument('--sweeps', nargs='*', default=list(SWEEPS), choices=list(SWEEPS))
-    p.add_argument('--n_outs', nargs='*', type=int, help="numbers of outputs to measure in every sweep chosen (default: each sweep's own)")
-    p.add_argument('--repeats', type=int, default=3)
+    p.add_argument('--sweeps', nargs='+', default=list(SWEEPS), choices=list(SWEEPS))
+    p.add_argument('--n_outs', nargs='+', type=at_least(1), help="numbers of outputs to measure in every sweep chosen (default: each sweep's own)")
+    p.add_argument('--repeats', type=at_least(1), default=3)
     p.add_argument('--threads', type=int, default=None, help="torch threads (default: torch's choice)")
     p.add_argument('--out', help='write the rows to this CSV file (and the markdown table beside it, .md)')
     p.add_argument('--keep_subnormals', action='store_true', help='compute with subnormal floats (default: flushed to zero, as training does)')
-    p.add_argument('--device', default='cpu')
+    p.add_argument('--device', type=device_name, default='cpu')
     p.add_argument('--child-route'); p.add_argument('--child-sweep'); p.add_argument('--child-n_out', type=int)
     args = p.parse_args()
     if args.threads: torch.set_num_threads(args.threads)
     if args.child_route: return child(args)
+    make_out_folder(args.out)
     threads = torch.get_num_threads()
     note = (f"Forward + backward of `{LAYERS[args.layer].__name__}`, 3 iterations, batch {BATCH}, float32 inputs, median of {args.repeats} after a warm-up, "
             f"each in a fresh process; peak memory growth in MiB; torch {torch.__version__}, {platform.processor() or platform.machine()}, "
@@ -131,7 +132,6 @@ def main():
             line = '| ' + ' | '.join(str(row[f]) for f in fields) + ' |'
             lines.append(line); print(line, flush=True)
     if args.out:
-        os.makedirs(os.path.dirname(args.out) or '.', exist_ok=True)
         with open(args.out, 'w', newline='') as f:
             f.write(f"# {note}\n")
             w = csv.DictWriter(f, fieldnames=fields); w.writeheader(); w.writerows(rows)

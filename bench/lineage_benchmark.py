@@ -14,7 +14,8 @@ import json, os, platform, sys
 import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import routing_benchmark
-from routing_benchmark import time_and_peak, benchmark_parser, shape_label, write_table, as_training_on, subnormals_note, run_in_child
+from routing_benchmark import (time_and_peak, benchmark_parser, shape_label, write_table, make_out_folder, as_training_on, subnormals_note,
+                               run_in_child)
 from capsule_routing.lineage import ROUTINGS
 
 SHAPES = {**routing_benchmark.SHAPES,  # name: (batch, n_inp, n_out, d_cov, d_inp, d_out, n_inp_fixed)
@@ -48,13 +49,14 @@ def run_child(routing, shape, device, repeats, formed=False, keep_subnormals=Fal
 
 def main():
     p = benchmark_parser(__doc__, SHAPES)
-    p.add_argument('--routings', nargs='*', default=list(ROUTINGS), choices=list(ROUTINGS))
+    p.add_argument('--routings', nargs='+', default=list(ROUTINGS), choices=list(ROUTINGS))
     p.add_argument('--child-routing'); p.add_argument('--child-formed', action='store_true')
     args = p.parse_args()
     if args.threads: torch.set_num_threads(args.threads)
     if args.child_routing:
         as_training_on(args.device, args.keep_subnormals)
         return print(json.dumps(measure(args.child_routing, args.child_shape, args.device, args.repeats, args.child_formed)))
+    make_out_folder(args.out)
     threads = torch.get_num_threads()
     lines = [f"Forward + backward, 3 iterations, float32 inputs, median of {args.repeats} after a warm-up (shapes: batch x inputs "
              "[capsule] -> outputs [capsule], * a variable number of inputs; peak memory growth in MiB; time and memory also "

@@ -81,15 +81,18 @@ def measure(impl, shape, device, repeats):
 
 def agreement(shape, device):
     "Largest relative difference between Routing and the literal equations, over outputs and all gradients, in float64 (batch 4)"
-    worst = 0.
     results = []
     for impl in ('Routing', 'literal'):
         layer, a_inp, mu_inp = make(shape, device, batch=4)
         layer.double(); a_inp, mu_inp = [t.detach().double().requires_grad_() for t in (a_inp, mu_inp)]
         out = step(impl, layer, a_inp, mu_inp)
         results.append([o.detach() for o in out] + [a_inp.grad, mu_inp.grad] + [p.grad for p in layer.parameters()])
-    for x, y in zip(*results): worst = max(worst, ((x - y).abs().max() / y.abs().max()).item())
-    return worst
+    return max_rel_diff(zip(*results))
+
+def max_rel_diff(pairs) -> float:
+    "Largest of |x - y|.max() / |y|.max() over pairs of tensors: nan if any is (Python's `max(worst, nan)` keeps `worst`)"
+    rel = lambda x, y: (x - y).abs().max() / y.abs().max().clamp_min(torch.finfo(y.dtype).tiny)   # two zero tensors agree: 0
+    return torch.stack([rel(x, y).double().cpu() for x, y in pairs]).max().item()   # torch's max propagates nan
 
 def as_training_on(device, keep_subnormals=False):
     "In a child process: flush subnormal floats to zero on the CPU, as `train_main` does when it trains there"
@@ -102,23 +105,48 @@ def child(args):
 def run_in_child(script, child_args:list, device, repeats, keep_subnormals=False) -> dict:
     "Run `script` with `child_args` in a fresh process (so its peak memory is its own) with this process's threads and the common options; the JSON it prints last"
     cmd = [sys.executable, script, *child_args, '--device', device, '--repeats', str(repeats), '--threads', str(torch.get_num_threads())]
-    out = subprocess.run(cmd + (['--keep_subnormals'] if keep_subnormals else []), capture_output=True, text=True, check=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return json.loads(run_script(cmd + (['--keep_subnormals'] if keep_subnormals else [])).strip().splitlines()[-1])
+
+def run_script(cmd:list) -> str:
+    "What `cmd` prints; if it fails, exit with the end of its stderr (its own error, which its captured output would hide)"
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        tail = '\n'.join(p.stderr.strip().splitlines()[-15:])
+        sys.exit(f"a measurement failed (exit status {p.returncode}): {' '.join(cmd)}\n{tail}")
+    return p.stdout
 
 def run_child(impl, shape, device, repeats, keep_subnormals=False):
     return run_in_child(__file__, ['--child-impl', impl, '--child-shape', shape], device, repeats, keep_subnormals)
 
+def at_least(minimum:int):
+    "An argparse type: a whole number no smaller than `minimum` (a count of repeats, steps or outputs)"
+    def whole_number(text):
+        n = int(text)
+        if n < minimum: raise argparse.ArgumentTypeError(f'expected a whole number of at least {minimum}, got {n}')
+        return n
+    return whole_number
+
+def device_name(text):
+    "An argparse type: 'cpu', or 'cuda' where there is a GPU (the timing and the peak memory know these two)"
+    if text not in ('cpu', 'cuda'): raise argparse.ArgumentTypeError(f"expected 'cpu' or 'cuda', got {text!r}")
+    if text == 'cuda' and not torch.cuda.is_available(): raise argparse.ArgumentTypeError("'cuda' given, but torch sees no GPU")
+    return text
+
+def make_out_folder(out):
+    "Make the folder of `--out` before measuring, so that a table is not lost at the end for want of it"
+    if out: os.makedirs(os.path.dirname(out) or '.', exist_ok=True)
+
 def benchmark_parser(doc, shapes):
     "The options every routing benchmark takes: shapes, devices, repeats, threads, the table's file and note, a child's device"
     p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('--shapes', nargs='*', default=list(shapes), choices=list(shapes))
-    p.add_argument('--devices', nargs='*', default=['cpu'] + (['cuda'] if torch.cuda.is_available() else []))
-    p.add_argument('--repeats', type=int, default=3)
+    p.add_argument('--shapes', nargs='+', default=list(shapes), choices=list(shapes))
+    p.add_argument('--devices', nargs='+', type=device_name, default=['cpu'] + (['cuda'] if torch.cuda.is_available() else []))
+    p.add_argument('--repeats', type=at_least(1), default=3)
     p.add_argument('--threads', type=int, default=None, help='torch threads (default: torch\'s choice)')
     p.add_argument('--out', help='also write the markdown table to this file')
     p.add_argument('--note', default='', help='context to print with the table: when, on what, under what load')
     p.add_argument('--keep_subnormals', action='store_true', help='on the CPU, compute with subnormal floats (default: flushed to zero, as training does)')
-    p.add_argument('--child-shape'); p.add_argument('--device', default='cpu')
+    p.add_argument('--child-shape'); p.add_argument('--device', type=device_name, default='cpu')
     return p
 
 def subnormals_note(keep_subnormals):
@@ -130,8 +158,7 @@ def shape_label(shape, shapes, dev_name):
     return f"{shape} ({dev_name}): {b} x {n_inp}{'' if fixed else '*'} [{c}x{d}] -> {n_out} [{c}x{h}]"
 
 def write_table(lines, out):
-    "The table's lines to `out`, its folder made if needed"
-    os.makedirs(os.path.dirname(out) or '.', exist_ok=True)
+    "The table's lines to `out` (its folder made by `make_out_folder` before measuring)"
     open(out, 'w').write('\n'.join(lines) + '\n')
 
 def main():
@@ -140,6 +167,7 @@ def main():
     args = p.parse_args()
     if args.threads: torch.set_num_threads(args.threads)
     if args.child_impl: return child(args)
+    make_out_folder(args.out)
     threads = torch.get_num_threads()
     lines = [f"Forward + backward, 3 routing iterations, float32 inputs, median of {args.repeats} after a warm-up "
              "(shapes: batch x inputs [capsule] -> outputs [capsule], * a variable number of inputs; peak memory growth in MiB; "

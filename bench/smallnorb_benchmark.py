@@ -34,6 +34,7 @@ from capsule_routing.lineage import ROUTINGS, LineageLayer
 from capsule_routing.smallnorb import SmallNORBCapsNet
 from capsule_routing.training import OPTIMIZERS, capsule_learner, compile_whole_model, fit_paper, quiet_learner
 from capsule_routing.vision import tensor_dataloaders
+from routing_benchmark import at_least, make_out_folder   # bench/, this script's folder
 
 class StepTimer(Callback):
     "Wall time of each training batch, from before the augmentation callbacks to after the optimizer step"
@@ -56,12 +57,12 @@ def peak_memory_mib(device):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--device', default=None, help="'cuda' or 'cpu' (default: the GPU if there is one)")
-    p.add_argument('--bs', type=int, default=20)
-    p.add_argument('--warmup', type=int, default=5, help='training steps not timed')
-    p.add_argument('--steps', type=int, default=20, help='training steps timed')
-    p.add_argument('--epochs', type=int, default=0, help='also time this many epochs of --n_pairs pairs')
-    p.add_argument('--n_pairs', type=int, default=24_300, help="training pairs of an epoch (smallNORB's: 24,300)")
-    p.add_argument('--n_valid', type=int, default=4_860, help="validation pairs of an epoch (5 held-out toys: 4,860)")
+    p.add_argument('--bs', type=at_least(1), default=20)
+    p.add_argument('--warmup', type=at_least(0), default=5, help='training steps not timed')
+    p.add_argument('--steps', type=at_least(1), default=20, help='training steps timed')
+    p.add_argument('--epochs', type=at_least(0), default=0, help='also time this many epochs of --n_pairs pairs')
+    p.add_argument('--n_pairs', type=at_least(1), default=24_300, help="training pairs of an epoch (smallNORB's: 24,300)")
+    p.add_argument('--n_valid', type=at_least(1), default=4_860, help="validation pairs of an epoch (5 held-out toys: 4,860)")
     p.add_argument('--compile_model', action='store_true', help='compile the whole model (compile_whole_model: no finite check, a GPU sync)')
     p.add_argument('--step_by_step', action='store_true', help='on a GPU, route with the step-by-step kernels (Routing.compile_on_gpu = False)')
     p.add_argument('--compile_mode', default=None, help="torch.compile mode for --compile_model, e.g. 'reduce-overhead' (CUDA graphs)")
@@ -71,8 +72,12 @@ def main():
     p.add_argument('--threads', type=int, default=None, help='CPU threads (torch.set_num_threads)')
     p.add_argument('--out', default=None, help='also write the table (markdown) to this file')
     args = p.parse_args()
+    if args.n_pairs < args.bs:   # an epoch drops its last partial batch: it would have no step, and "50 epochs" would take 0 min
+        p.error(f'argument --n_pairs: {args.n_pairs} pairs are fewer than one batch (--bs {args.bs}), so an epoch would have no training step')
     if args.threads: torch.set_num_threads(args.threads)
     device = torch.device(args.device) if args.device else default_device()
+    if device.type == 'cuda' and not torch.cuda.is_available(): p.error(f"argument --device: {args.device!r} given, but torch sees no GPU")
+    make_out_folder(args.out)
     sync = torch.cuda.synchronize if device.type == 'cuda' else (lambda: None)
     if device.type == 'cpu': torch.set_flush_denormal(True)      # as train_main does for CPU training
     if args.step_by_step: Routing.compile_on_gpu = False

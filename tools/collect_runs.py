@@ -10,11 +10,16 @@ import shutil, sys
 from pathlib import Path
 from capsule_routing.training import load_checkpoint, atomic_save
 
+def needed_files(name:str) -> list[str]:
+    "The files `collect_runs` copies from run `name`: seed 0's chosen weights too"
+    return ['results.json', 'history.csv'] + (['best.pth'] if name.endswith('_s0') else [])
+
 def collect_runs(runs:Path, results:Path, names:list[str]):
-    "Copy each named run of `runs` into `results/<name>/`; a run that has not finished (no results.json) is an error"
+    "Copy each named run of `runs` into `results/<name>/`; if any run lacks a file (not finished?), nothing is copied"
+    missing = [str(Path(runs)/name/file) for name in names for file in needed_files(name) if not (Path(runs)/name/file).exists()]
+    if missing: raise FileNotFoundError("nothing collected: these files do not exist (are the runs finished?):\n  " + '\n  '.join(missing))
     for name in names:
         src, dst = Path(runs)/name, Path(results)/name
-        if not (src/'results.json').exists(): raise FileNotFoundError(f"{src}/results.json does not exist: is the run finished?")
         dst.mkdir(parents=True, exist_ok=True)
         for file in ('results.json', 'history.csv'): shutil.copy(src/file, dst/file)
         if name.endswith('_s0'): atomic_save(load_checkpoint(src/'best.pth')['model'], dst/'model.pt')

@@ -1,7 +1,9 @@
 """EM routing on Fashion-MNIST with its votes formed, in the configuration of nbs/03b_fashion_mnist_routings.ipynb.
 
 03b's EM runs leave the first routing's votes unformed (`EMRouting.forms_votes`): their variances come from
-rearranged sums, clamped at zero where float32 rounding makes them negative. These runs form every vote
+rearranged sums, clamped at zero where rounding makes them negative (in float32 when those runs trained, 2026-11-24:
+1.15% of the variances over seed 0's first epoch, bench/results/clamp_count.md; the route computes in float64 since
+2026-11-25, where bench/results/clamp_count_float64.md counts none). These runs form every vote
 (`implicit_votes = False`), so the variances are sums of squares, with nothing to clamp. Everything else is 03b's:
 16 parts, 2 iterations, peak rate 1e-2, 3 epochs, pad 2, MixUp, cross-entropy.
 

