@@ -298,6 +298,7 @@ class EmbeddingCache:
         "Why `folder` is not a complete cache (of `key`, when given), or `None` when it is one"
         folder = Path(folder)
         if folder.name.endswith('.partial'): return "an unfinished build (.partial)"
+        if not folder.is_dir(): return "no such folder" if not folder.exists() else "a file, not a folder"
         mf = folder/'manifest.json'
         if not mf.exists(): return "no manifest.json (the build did not finish)"
         try: m = json.loads(mf.read_text())

@@ -620,7 +620,7 @@ def plot_token_depth(rel:torch.Tensor, # [n, L] from `relative_use`
     from matplotlib.colors import TwoSlopeNorm
     if rel.ndim != 2 or rel.shape[0] != len(tokens):   # one token per row, or rows go unlabelled
         raise ValueError(f"rel must be [n, L] with n = len(tokens) = {len(tokens)}, received {tuple(rel.shape)}")
-    rel = rel.detach()                                 # a plot: no gradient
+    rel = rel.detach().cpu()                           # a plot: no gradient, and numpy reads host memory
     if ax is None: _, ax = plt.subplots(figsize=(3.2, 0.25 * len(tokens) + 1))
     spread = spread or float((rel - 1).abs().max()) or 1.
     im = ax.imshow(rel.numpy(), cmap='RdBu_r', norm=TwoSlopeNorm(1., 1 - spread, 1 + spread), aspect='auto')
@@ -637,7 +637,7 @@ def plot_token_class(shares:torch.Tensor, # [n, C] shares of one sentence, summe
     if shares.shape != (len(tokens), len(labels)):   # one token per row and one class per column, or cells go unlabelled
         raise ValueError(f"shares must be [n, C] with n = len(tokens) = {len(tokens)} and C = len(labels) = {len(labels)}, "
                          f"received {tuple(shares.shape)}")
-    shares = shares.detach()                         # a plot: no gradient
+    shares = shares.detach().cpu()                   # a plot: no gradient, and numpy reads host memory
     if ax is None: _, ax = plt.subplots(figsize=(0.9 * len(labels) + 1.5, 0.25 * len(tokens) + 1))
     ax.imshow(shares.numpy(), cmap='magma_r', vmin=0, aspect='auto')
     for t in range(len(tokens)):
