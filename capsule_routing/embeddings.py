@@ -4,7 +4,7 @@
 
 # %% ../nbs/04a_embeddings.ipynb #f3ca26d9
 from __future__ import annotations
-import copy, functools, os, io, re, json, hashlib, time, shutil, inspect, warnings
+import copy, errno, functools, os, io, re, json, hashlib, time, shutil, inspect, warnings
 from collections.abc import Sequence
 from pathlib import Path
 import numpy as np
@@ -414,13 +414,28 @@ def _not_finite_message(i:int, states:torch.Tensor, transformer) -> str:
             if dtype in (torch.float16, torch.bfloat16) else "")
     return f"text {i}: the model gave a hidden state that is inf or NaN{hint}"
 
+def _reserve(tmp:Path, nbytes:int, shard:Path):
+    "Create `tmp` with `nbytes` of disk space allocated: a full disk is then an `OSError` here, not a SIGBUS that kills the process when the memory map is written"
+    fallocate = getattr(os, 'posix_fallocate', None)   # POSIX only (not macOS or Windows)
+    with open(tmp, 'wb') as f:
+        try:
+            if fallocate is None: raise OSError(errno.EOPNOTSUPP, 'no posix_fallocate')
+            fallocate(f.fileno(), 0, nbytes)
+        except OSError as e:
+            if e.errno not in (errno.ENOSPC, errno.EDQUOT): f.truncate(nbytes); return   # cannot allocate ahead: a sparse file, as np.memmap makes
+            f.close(); tmp.unlink(missing_ok=True)
+            raise OSError(e.errno, f"no room on the disk of {shard.parent} for {shard.name} ({nbytes / 1e6:,.1f} MB): the shards already "
+                                   "written stay there, and running again resumes from them once there is room (or give another cache_dir)") from None
+
 def _write_shard(path:Path, transformer, ids:list[list[int]], batches, n_layers, d_emb, bar,
                  first:int=0, # index of the shard's first text among all texts (for error messages)
                 ):
-    "Embed one shard's texts into a temporary file, fsync it, then give it its final name"
+    "Embed one shard's texts into a temporary file, its disk space reserved first, fsync it, then give it its final name"
     lens = np.array([len(i) for i in ids]); offs = np.concatenate([[0], np.cumsum(lens)])
     tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
-    mm = np.memmap(tmp, dtype=np.float16, mode='w+', shape=(int(offs[-1]), n_layers, d_emb))
+    shape = (int(offs[-1]), n_layers, d_emb)                                   # [tokens, L, D] fp16
+    _reserve(tmp, 2 * shape[0] * n_layers * d_emb, path)
+    mm = np.memmap(tmp, dtype=np.float16, mode='r+', shape=shape)
     try:
         for b in batches:
             hs, _ = transformer.embed_batch([ids[j] for j in b])              # [B, T, L, D] float32
