@@ -543,11 +543,13 @@ def confusion_counts(target, # true classes [N]
     "`counts[i, j]`: items of true class i predicted as j"
     target, predicted = np.asarray(target), np.asarray(predicted)
     if target.shape != predicted.shape: raise ValueError(f"target {target.shape} and predicted {predicted.shape} differ in shape")
+    if target.ndim != 1: raise ValueError(f"target and predicted must be [N], one class per item; received shape {target.shape}")
+    if target.size == 0: return np.zeros((n, n), dtype=np.int64)   # np.asarray([]) is float, refused below
     for name, v in (('target', target), ('predicted', predicted)):   # bincount would count such a class in another cell, or fail to reshape
+        if not np.issubdtype(v.dtype, np.integer): raise TypeError(f"{name} must hold integer class indices; received dtype {v.dtype}")
         bad = np.flatnonzero((v < 0) | (v >= n))
         if len(bad): raise ValueError(f"{name} must hold classes 0 to {n - 1}; received {v.ravel()[bad[:5]].tolist()} at items {bad[:5].tolist()}"
                                       f"{f' and {len(bad) - 5} more' if len(bad) > 5 else ''}")
-    if target.size == 0: return np.zeros((n, n), dtype=np.int64)   # np.asarray([]) is float, which bincount refuses
     return np.bincount(target * n + predicted, minlength=n * n).reshape(n, n)
 
 def plot_confusion(counts:np.ndarray, # [n, n] from `confusion_counts`
