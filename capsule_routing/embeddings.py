@@ -686,7 +686,7 @@ def check_model_files(tf:FrozenTransformer, # a transformer to embed texts with
     "Refuse a transformer that is not a folder holding `model_files`: its hidden states would not be those the model was trained on"
     check_transformer(tf.name)   # a folder meant but missing: that error, before any model loads
     if not Path(tf.name).is_dir():   # a hub model may be another checkpoint than the folder, and its files are not here to compare
-        raise ValueError(f"the transformer {tf.name} is a hub name, and the caches were built with a local folder's files, which it cannot be "
+        raise ValueError(f"the transformer {tf.name} is not a local folder (read as a hub name), and the caches were built with a local folder's files, which it cannot be "
                          f"compared with: name a folder that holds them ({', '.join(sorted(name for name, *_ in model_files))})")
     found = {name: (size, sha) for name, size, sha in tf.identity().get('files', [])}   # read once per transformer (`live_transformer`)
     expected = {name: (size, sha) for name, size, sha in model_files}
