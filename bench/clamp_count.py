@@ -68,7 +68,7 @@ def main():
     p.add_argument('routings', nargs='+', choices=['heinsen', 'em'])
     p.add_argument('--data', default='../shared/data/fashion-mnist')
     p.add_argument('--steps', type=at_least(1), default=2750, help='training steps to count over (an epoch: 2,750)')
-    p.add_argument('--threads', type=int, default=1)
+    p.add_argument('--threads', type=at_least(1), default=1)
     p.add_argument('--out', default=None, help='a markdown file to write the table to')
     p.add_argument('--float32', action='store_true', help='route in float32, as the library did before 2026-11-25')
     args = p.parse_args()

@@ -34,7 +34,7 @@ def child(n_parts, n_iters, compiled, implicit, warmup, steps):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument('--threads', type=int, default=2); p.add_argument('--warmup', type=at_least(0), default=3)
+    p.add_argument('--threads', type=at_least(1), default=2); p.add_argument('--warmup', type=at_least(0), default=3)
     p.add_argument('--steps', type=at_least(1), default=20); p.add_argument('--out', default=None)
     p.add_argument('--configs', nargs='+', type=int, choices=range(len(CONFIGS)), default=None, help=f'indices into CONFIGS to measure (default: all {len(CONFIGS)})')
     p.add_argument('--child', default=None, help=argparse.SUPPRESS)

@@ -98,7 +98,7 @@ def main():
     p.add_argument('--sweeps', nargs='+', default=list(SWEEPS), choices=list(SWEEPS))
     p.add_argument('--n_outs', nargs='+', type=at_least(1), help="numbers of outputs to measure in every sweep chosen (default: each sweep's own)")
     p.add_argument('--repeats', type=at_least(1), default=3)
-    p.add_argument('--threads', type=int, default=None, help="torch threads (default: torch's choice)")
+    p.add_argument('--threads', type=at_least(1), default=None, help="torch threads (default: torch's choice)")
     p.add_argument('--out', help='write the rows to this CSV file (and the markdown table beside it, .md)')
     p.add_argument('--keep_subnormals', action='store_true', help='compute with subnormal floats (default: flushed to zero, as training does)')
     p.add_argument('--device', type=device_name, default='cpu')

@@ -142,7 +142,7 @@ def benchmark_parser(doc, shapes):
     p.add_argument('--shapes', nargs='+', default=list(shapes), choices=list(shapes))
     p.add_argument('--devices', nargs='+', type=device_name, default=['cpu'] + (['cuda'] if torch.cuda.is_available() else []))
     p.add_argument('--repeats', type=at_least(1), default=3)
-    p.add_argument('--threads', type=int, default=None, help='torch threads (default: torch\'s choice)')
+    p.add_argument('--threads', type=at_least(1), default=None, help='torch threads (default: torch\'s choice)')
     p.add_argument('--out', help='also write the markdown table to this file')
     p.add_argument('--note', default='', help='context to print with the table: when, on what, under what load')
     p.add_argument('--keep_subnormals', action='store_true', help='on the CPU, compute with subnormal floats (default: flushed to zero, as training does)')

@@ -69,7 +69,7 @@ def main():
     p.add_argument('--explicit_votes', action='store_true', help='form the votes in every routing (Routing.implicit_votes = False), as all routing did before implicit votes')
     p.add_argument('--optimizer', default='paper_radam', choices=list(OPTIMIZERS), help="as the training command lines: 'foreach_radam' is torch.optim.RAdam's multi-tensor update, 'paper_radam' fastai's per-parameter RAdam")
     p.add_argument('--routing', default='heinsen', choices=list(ROUTINGS), help="the routing algorithm of both routings (default: the paper's)")
-    p.add_argument('--threads', type=int, default=None, help='CPU threads (torch.set_num_threads)')
+    p.add_argument('--threads', type=at_least(1), default=None, help='CPU threads (torch.set_num_threads)')
     p.add_argument('--out', default=None, help='also write the table (markdown) to this file')
     args = p.parse_args()
     if args.n_pairs < args.bs:   # an epoch drops its last partial batch: it would have no step, and "50 epochs" would take 0 min
