@@ -137,8 +137,8 @@ def class_pose_trajectories(model:nn.Module, # returns `(a_out [B, n_classes], m
     "Run the views through `model` in eval mode and keep one class capsule's pose vectors for each"
     if len(images) == 0: raise ValueError("no images")
     if not isinstance(bs, (int, np.integer)) or bs < 1: raise ValueError(f"bs must be a positive number of views, got {bs!r}")
-    try:   # True would index a new axis of the poses and 1.5 fail inside torch
-        if isinstance(label, (bool, np.bool_)): raise TypeError
+    try:   # True would index a new axis of the poses (a bool tensor reads as 1) and 1.5 fail inside torch
+        if isinstance(label, (bool, np.bool_)) or getattr(label, 'dtype', None) in (torch.bool, np.bool_): raise TypeError
         label = None if label is None else operator.index(label)
     except TypeError: raise TypeError(f"label must be None or an int class index, got {label!r}") from None
     params = torch.arange(len(images), dtype=torch.float64) if params is None else torch.as_tensor(params, dtype=torch.float64)
