@@ -7,7 +7,9 @@ Cases: 1,000 records (objects of the user's own), or tuples, holding one 10,000-
 remembering what was met where nothing is shared, 100,000 (str, int) tuples and 20,000 (100 floats, int) tuples.
 
 Measured 2026-11-27 06:36 UTC on the idle 2-core machine (read in full -> data_fingerprint): records 50.45 -> 0.54 s,
-tuples 49.96 -> 0.53 s, (str, int) 0.56 -> 0.65 s, (100 floats, int) 0.37 -> 0.38 s; the same digest in every case."""
+tuples 49.96 -> 0.53 s, (str, int) 0.56 -> 0.65 s, (100 floats, int) 0.37 -> 0.38 s; the same digest in every case.
+Measured again 2026-11-28 (a slower run of the same machine class), table committed in bench/results/fingerprint_shared.md:
+records 71.34 -> 0.67 s, tuples 72.83 -> 0.65 s, (str, int) 0.75 -> 0.82 s, (100 floats, int) 0.54 -> 0.56 s."""
 import hashlib, time, warnings
 from torch.utils.data import DataLoader
 warnings.filterwarnings('ignore', category=FutureWarning)   # fastai's import notes torch.jit.script's deprecation
