@@ -22,7 +22,7 @@ import_fastai_quietly()   # fastai's import raises torch's torch.jit.script noti
 from fastai.callback.core import Callback, CancelFitException
 import capsule_routing.routing as routing, capsule_routing.lineage as lineage
 from capsule_routing.training import capsule_learner, fit_paper, OPTIMIZERS, set_seed
-from capsule_routing.vision import fashion_mnist_dataloaders, fashion_mnist_capsnet
+from capsule_routing.vision import fashion_mnist_dataloaders, fashion_mnist_capsnet, load_fashion_mnist
 from routing_benchmark import at_least, make_out_folder   # bench/, this script's folder
 
 def count_clamps(routing_name, data, steps, float32=False):
@@ -72,6 +72,8 @@ def main():
     p.add_argument('--out', default=None, help='a markdown file to write the table to')
     p.add_argument('--float32', action='store_true', help='route in float32, as the library did before 2026-11-25')
     args = p.parse_args()
+    try: load_fashion_mnist(args.data, verify=False)   # before the first run, as one line rather than a traceback
+    except (FileNotFoundError, ValueError) as e: p.error(f'argument --data: {e}')
     make_out_folder(args.out)
     warnings.filterwarnings('ignore'); torch.set_num_threads(args.threads)
     lines = [f'Variances clamped from below zero by `implicit_moments` while the Fashion-MNIST model of 03b (16 parts, '

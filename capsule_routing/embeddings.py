@@ -54,12 +54,12 @@ def check_transformer(name:str, # a Hugging Face hub name ('org/model') or a loc
     name = str(name)
     p = Path(name).expanduser()
     if p.exists():
-        if not p.is_dir(): raise NotADirectoryError(f"--transformer {name}: {p} is a file; give the model's folder (with config.json)")
+        if not p.is_dir(): raise NotADirectoryError(f"transformer {name}: {p} is a file; give the model's folder (with config.json)")
         return name
     looks_local = name.startswith(('/', '.', '~')) or (len(p.parts) > 1 and Path(p.parts[0]).exists())
     if looks_local:
         above = next((q for q in p.parents if q.exists()), None)
-        raise FileNotFoundError(f"--transformer {name}: the local folder {p} does not exist"
+        raise FileNotFoundError(f"transformer {name}: the local folder {p} does not exist"
                                 f"{f' (nothing below {above})' if above is not None and str(above) not in ('.', '/') else ''}; "
                                 "a Hugging Face hub name has the form 'org/model'")
     return name
@@ -103,7 +103,7 @@ class FrozenTransformer:
         try: return auto_class.from_pretrained(self.name, **kwargs)
         except (OSError, ValueError) as e:   # transformers' own errors: no config or weights there, an unknown model type, no network
             first = next((l for l in str(e).splitlines() if l.strip()), type(e).__name__)
-            raise ValueError(f"--transformer {self.name}: {auto_class.__name__} could not load it: {first}") from e
+            raise ValueError(f"transformer {self.name}: {auto_class.__name__} could not load it: {first}") from e
 
     @property
     def config(self):

@@ -145,7 +145,7 @@ def _find_file(folder:Path, name:str) -> Path:
     for candidate in [folder/name, folder/(name + '.gz')]:
         if candidate.exists(): return candidate
     raise FileNotFoundError(f"neither {folder/name} nor {name}.gz found in {folder}; "
-                            f"download_smallnorb({str(folder)!r}), or --download on the command line, fetches the official files")
+                            f"download_smallnorb({str(folder)!r}) fetches the official files (from the shell, capsule-routing-smallnorb --download --data {folder})")
 
 def load_smallnorb(folder, # holding the official files, plain or .gz
                    split:str='train', # 'train' or 'test'

@@ -139,7 +139,7 @@ def sst_folder(folder:str|Path) -> Path:
     for cand in (folder, folder/'trees'):
         if all((cand/f'{s}.txt').exists() for s in SST_SPLITS): return cand
     raise FileNotFoundError(f"no train.txt, dev.txt and test.txt in {folder} or {folder/'trees'} "
-                            f"(download_sst(folder), or --download on the command line, fetches them)")
+                            f"(download_sst({str(folder)!r}) fetches them; from the shell, capsule-routing-sst embed --download --data {folder})")
 
 def sst_trees(folder:str|Path) -> dict[str, list[Tree]]:
     "`{'train', 'dev', 'test'}` -> the trees of that file"

@@ -114,8 +114,8 @@ def load_fashion_mnist(folder, # holding the four IDX files, each .gz or uncompr
     folder = Path(folder).expanduser()   # `--data=~/fm` reaches us unexpanded
     paths = {k: find_idx_file(folder, n) for k, n in FASHION_MNIST_FILES.items()}
     missing = [f"{n} (or {n.removesuffix('.gz')})" for k, n in FASHION_MNIST_FILES.items() if paths[k] is None]
-    if missing: raise FileNotFoundError(f"{folder} lacks {', '.join(missing)}; download_fashion_mnist({str(folder)!r}), "
-                                        "or --download on the command line, fetches them")
+    if missing: raise FileNotFoundError(f"{folder} lacks {', '.join(missing)}; download_fashion_mnist({str(folder)!r}) fetches them "
+                                        f"(from the shell, capsule-routing-fashion-mnist --download --data {folder})")
     if verify and (folder/'SHA256SUMS').exists(): verify_sha256sums(folder, [p.name for p in paths.values()])
     arrays = {k: read_idx(p) for k, p in paths.items()}
     for split in ('train', 'test'):
