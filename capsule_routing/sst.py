@@ -19,8 +19,8 @@ __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAM
            'unique_phrases', 'root_sentences', 'sst_folder', 'sst_trees', 'check_train_texts', 'load_sst',
            'task_subset', 'n_classes', 'download_sst', 'check_mask', 'SSTCapsNet', 'rel_err', 'sst_caches',
            'sst_dataloaders', 'sst_model', 'distill_targets', 'save_teacher', 'load_teacher', 'teacher_names',
-           'check_distill', 'logistic_baseline', 'sst_baseline', 'check_embed_args', 'sst_embed', 'train_sst',
-           'sst_command_name', 'sst_cli', 'sst_main']
+           'check_distill', 'logistic_baseline', 'sst_baseline', 'check_embed_args', 'sst_embed', 'embed_command',
+           'train_sst', 'sst_command_name', 'sst_cli', 'sst_main']
 
 # %% ../nbs/04_sst.ipynb #fe8f741c
 PTB_UNESCAPE = {'-LRB-': '(', '-RRB-': ')', '-LSB-': '[', '-RSB-': ']', '-LCB-': '{', '-RCB-': '}',
@@ -493,11 +493,12 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
               dtype:str='float32', # the model's dtype while embedding: float32, float16 or bfloat16 (a dtype other than float32 makes caches of its own)
               max_tokens:int=8192, # cap on a batch's padded size in tokens
               download:bool=False, # first download the treebank into `data`
+              revision:str=None, # a hub model's commit (default: the newest), e.g. the one a run recorded
              ):
     "Embed SST's texts with a frozen transformer into memory-mapped fp16 caches (resumable)"
     split_list = check_embed_args(transformer, splits, dtype, max_tokens, train)   # before any download or model
     if download: data = str(download_for_command_line(download_sst, data))   # no network: one line, not a traceback
-    tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype))
+    tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype), revision=revision)
     t0 = time.time()
     caches = sst_caches(data, tf, cache_dir, train=train, splits=split_list, max_tokens=max_tokens)
     print()
@@ -505,6 +506,24 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
         print(f"{s}: {len(cache)} texts, {cache.n_tokens} tokens, {cache.manifest['seconds']} s when built -> {cache.folder}")
     print(f"total {time.time() - t0:.1f} s")
     return caches
+
+# %% ../nbs/04_sst.ipynb #77775459
+import shlex
+from .embeddings import _dtype_name
+
+def embed_command(data:str|Path, # folder of the SST tree files
+                  transformer:FrozenTransformer, # the model whose caches were looked for
+                  splits:str, # comma-separated splits, e.g. 'test'
+                  train:str='phrases', # the training texts, named when 'train' is among the splits
+                  cache_dir:str|Path|None=None, # the parent folder that was searched (None: the default)
+                 ) -> str:
+    "The shell command `capsule-routing-sst embed ...` that builds the caches of `splits` as `transformer` embeds them"
+    args = ['capsule-routing-sst', 'embed', '--data', str(data), '--transformer', transformer.name, '--splits', splits]
+    if 'train' in splits.split(','): args += ['--train', train]
+    if transformer.dtype != torch.float32: args += ['--dtype', _dtype_name(transformer.dtype)]
+    if transformer.revision is not None: args += ['--revision', transformer.revision]
+    if cache_dir is not None: args += ['--cache_dir', str(cache_dir)]
+    return shlex.join(args)
 
 # %% ../nbs/04_sst.ipynb #1de10a97
 import sys

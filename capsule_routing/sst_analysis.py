@@ -15,7 +15,7 @@ from fastcore.script import anno_parser, Param
 from fastprogress.fastprogress import progress_bar
 from .core import check_positive_ints
 from .lineage import ROUTINGS
-from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, teacher_names
+from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, teacher_names, embed_command
 from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, CachedEmbeddings, EmbeddingsDL, check_texts, check_tokens, check_model_files
 from .training import load_checkpoint, atomic_save, check_model_repr, cli_errors
 
@@ -156,9 +156,8 @@ def predict_run(run:str|Path, # a finished run folder (results.json, best.pth)
     texts, labels = load_sst(data or cfg['data'], train='roots')[split]
     tf = run_frozen_transformer(cfg, transformer)
     cache = find_cache(texts, tf, cache_dir)
-    if cache is None: raise FileNotFoundError(
-        f"no embedding cache of the {split} sentences for {tf.name}: build it with "
-        f"`python -m capsule_routing.sst --data {data or cfg['data']} --transformer {tf.name} --train roots`")
+    if cache is None: raise FileNotFoundError(f"no embedding cache of the {split} sentences for {tf.name}: build it with "
+                                              f"`{embed_command(data or cfg['data'], tf, split, cache_dir=cache_dir)}`")
     idxs, y = task_subset(labels, cfg['task'])
     df = predict_cached(load_run_model(run), cache, y, idxs)
     path = run/f'{split}_predictions.csv'
@@ -303,8 +302,8 @@ def teacher_probabilities(runs:list[str|Path], # finished run folders (results.j
     texts, labels = load_sst(data or cfg['data'], train=cfg['train'])['train']
     tf = run_frozen_transformer(cfg, transformer)
     cache = find_cache(texts, tf, cache_dir)
-    if cache is None: raise FileNotFoundError(f"no embedding cache of the training texts for {tf.name}: "
-                                              f"build it with `python -m capsule_routing.sst --train {cfg['train']} ...`")
+    if cache is None: raise FileNotFoundError(f"no embedding cache of the training texts for {tf.name}: build it with "
+                                              f"`{embed_command(data or cfg['data'], tf, 'train', cfg['train'], cache_dir)}`")
     probs = 0.
     for run in runs:   # every text, whatever the task keeps: the file is indexed by the cache
         pred = predict_cached(load_run_model(run), cache, labels, bs=bs, progress=progress)
