@@ -34,6 +34,7 @@ RUNS = {
     'ab_dynamic_scores.py': (['sst_1'], 'sst_1 new median'),
     'ab_moments_backward.py': (['sst_1'], 'sst_1 new median'),
     'cache_read.py': (['CACHE', '--n', '20'], 'memory map'),
+    'denormal_step.py': (['--data', str(SHARED/'data'/'fashion-mnist'), '--weights', '16 parts, untrained', '--steps', '1'], '| 16 parts, untrained |'),
 }
 NOT_RUN = {
     'ab_implicit_without_data.py': 'about 80 s at its only setting (five shapes, float64)',
