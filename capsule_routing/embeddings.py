@@ -5,7 +5,7 @@
 # %% ../nbs/04a_embeddings.ipynb #f3ca26d9
 from __future__ import annotations
 import copy, errno, functools, os, io, re, json, hashlib, time, shutil, inspect, warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
@@ -15,7 +15,7 @@ from .core import default_device, check_positive_ints, exclusive_lock, FILE_LOCK
 from .downloads import sha256sum
 
 # %% auto #0
-__all__ = ['CACHE_FORMAT', 'MANIFEST_FIELDS', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer',
+__all__ = ['CACHE_FORMAT', 'MANIFEST_FIELDS', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer', 'text_list',
            'FrozenTransformer', 'hidden_states', 'length_batches', 'texts_digest', 'cache_key', 'EmbeddingCache',
            'default_cache_dir', 'cache_folder', 'find_cache', 'embed_to_cache', 'CachedItem', 'CachedEmbeddings',
            'live_transformer', 'check_model_files', 'check_texts', 'check_tokens', 'TextItems', 'pad_collate',
@@ -74,6 +74,30 @@ def _hub_revision(name:str) -> str|None:
     config_file = try_to_load_from_cache(name, 'config.json')   # .../models--org--name/snapshots/<commit>/config.json
     return Path(config_file).parent.name if isinstance(config_file, str) else None
 
+# %% ../nbs/04a_embeddings.ipynb #6893e32e
+def _positions(idxs:list[int], shown:int=10) -> str:
+    "The first `shown` positions of a list, and how many there are in all when there are more"
+    return f"{idxs[:shown]}" + (f" ... ({len(idxs)} in all)" if len(idxs) > shown else "")
+
+def text_list(texts, # the texts: a list, tuple, NumPy array, pandas Series, generator ... of strings; one string is one text
+             ) -> list[str]:
+    "`texts` as a list of strings, refused (with positions) unless each is a string that UTF-8 can write"
+    if isinstance(texts, (bytes, bytearray)): raise TypeError("texts must be strings, not bytes: decode them first (e.g. `data.decode('utf-8')`)")
+    if isinstance(texts, str): return [texts]   # one text, not one per character
+    if not isinstance(texts, Iterable): raise TypeError(f"texts must be a string or an iterable of strings; received {type(texts).__name__}")
+    texts = list(texts)
+    if not_str := [i for i, t in enumerate(texts) if not isinstance(t, str)]:
+        raise TypeError(f"texts must be strings; at positions {_positions(not_str)}: {[type(texts[i]).__name__ for i in not_str[:10]]}")
+    def writable(t):
+        if t.isascii(): return True
+        try: t.encode('utf-8'); return True
+        except UnicodeEncodeError: return False
+    if unwritable := [i for i, t in enumerate(texts) if not writable(t)]:
+        raise ValueError(f"the texts at positions {_positions(unwritable)} hold a character UTF-8 cannot write "
+                         "(a lone surrogate, e.g. half of an emoji's pair cut off): mend or drop them")
+    return texts
+
+
 # %% ../nbs/04a_embeddings.ipynb #330b59bd
 def _dtype_name(dtype:torch.dtype) -> str: return str(dtype).removeprefix('torch.')
 
@@ -94,6 +118,8 @@ class FrozenTransformer:
         self.dtype, self._max_len, self.revision = dtype, max_len, revision
         try: self.device = torch.device(device) if device is not None else default_device()
         except RuntimeError as e: raise ValueError(f"device {device!r} is not a device torch knows (e.g. 'cpu', 'cuda', 'cuda:1', 'mps')") from e
+        if self.device.type == 'cuda' and not torch.cuda.is_available(): raise ValueError(f"device {device!r}: torch sees no CUDA GPU here (use 'cpu')")
+        if self.device.type == 'mps' and not torch.backends.mps.is_available(): raise ValueError(f"device {device!r}: torch has no MPS device here (use 'cpu')")
         self._tokenizer = self._model = self._config = self._folder_signature = None
 
     def _load(self, auto_class, **kwargs):
@@ -162,7 +188,7 @@ class FrozenTransformer:
     def encode(self, texts:list[str]) -> tuple[list[list[int]], list[int]]:
         "`(ids, cut)`: each text's token ids (see `token_ids`), and the indices of the texts longer than `max_len`, cut to it"
         # verbose=False: the tokenizer's own warning about long texts speaks of indexing errors, which the cut prevents; we count them instead
-        enc = self.tokenizer(list(texts), add_special_tokens=True, verbose=False)['input_ids']
+        enc = self.tokenizer(text_list(texts), add_special_tokens=True, verbose=False)['input_ids']
         full = [with_end_token(ids, self.tokenizer) for ids in enc]
         max_len = self.max_len
         cut = [i for i, ids in enumerate(full) if len(ids) > max_len]
@@ -372,7 +398,7 @@ class EmbeddingCache:
 # %% ../nbs/04a_embeddings.ipynb #4075860d
 def default_cache_dir() -> Path:
     "Where caches go by default: `$CAPSULE_ROUTING_CACHE`, else `~/.cache/capsule_routing/embeddings`"
-    return Path(os.environ.get('CAPSULE_ROUTING_CACHE', '~/.cache/capsule_routing/embeddings')).expanduser()
+    return Path(os.environ.get('CAPSULE_ROUTING_CACHE') or '~/.cache/capsule_routing/embeddings').expanduser()   # set but empty: unset, not '.'
 
 # %% ../nbs/04a_embeddings.ipynb #80fad651
 def _as_transformer(transformer) -> FrozenTransformer:
@@ -387,7 +413,8 @@ def _key_folder(cache_dir:Path, tf:FrozenTransformer, key:str) -> Path:
 
 def _folder_and_key(texts:list[str], tf:FrozenTransformer, cache_dir:str|Path|None) -> tuple[Path, str]:
     "The cache folder of `texts` under `tf`, and its full key"
-    key = cache_key(tf.identity(), list(texts))
+    texts = text_list(texts)   # before the model's files are hashed (`identity`)
+    key = cache_key(tf.identity(), texts)
     cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     return _key_folder(cache_dir, tf, key), key
 
@@ -485,7 +512,7 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
                    progress:bool=True, # show a progress bar
                   ) -> EmbeddingCache:
     "The memory-mapped cache of every hidden state of every token of `texts`, built (or resumed) when missing"
-    texts = list(texts)
+    texts = text_list(texts)
     if not texts: raise ValueError("embed_to_cache needs at least one text")
     check_positive_ints(shard_size=shard_size, max_tokens=max_tokens, max_bs=max_bs)
     tf = _as_transformer(transformer)
@@ -493,6 +520,9 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
     if EmbeddingCache.is_valid(folder, key): return EmbeddingCache(folder, key)
     try: folder.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e: raise ValueError(f"--cache_dir {folder.parent} cannot be created ({e.strerror or e}): choose another") from e
+    if not os.access(folder.parent, os.W_OK):   # read-only or not ours: say so, not the lock file's OSError
+        raise ValueError(f"--cache_dir {folder.parent} cannot be written to (read-only, or no permission), and the cache of these "
+                         "texts is not there: choose another (--cache_dir, or $CAPSULE_ROUTING_CACHE)")
     with exclusive_lock(folder.parent/key[:20], f"waiting for another process building {folder} ..."):   # by key: one model under two names builds once
         folder = _key_folder(folder.parent, tf, key)                # the process we waited for may have built it, under its own name
         if not EmbeddingCache.is_valid(folder, key):
@@ -579,10 +609,17 @@ class CachedEmbeddings(FastaiDataset):
                  idxs:ArrayLike|None=None, # which texts of the cache are the items (default: all, in order)
                  vocab:Sequence[str]|None=None, # the class names (`dls.vocab`: `learn.predict` names its class with them)
                  cache_texts:Sequence[str]|None=None, # all the cache's texts, in its order (checked against it): batches then show as texts
+                 transformer_name:str|None=None, # the folder or hub name that embeds new texts (default: the one the cache was built with); `sst_dataloaders` gives the one it found the cache with, maybe another folder holding the same files
                 ):
         self.cache = cache
         self.set_vocab(vocab)
-        self.idxs = np.arange(len(cache)) if idxs is None else np.asarray(idxs, dtype=np.int64)
+        self.idxs = np.arange(len(cache)) if idxs is None else np.asarray(idxs)
+        if self.idxs.dtype == bool:   # a mask, as NumPy reads one (not the positions 0 and 1)
+            if self.idxs.shape != (len(cache),): raise ValueError(f"a boolean idxs is a mask of the cache's {len(cache)} texts, not of shape {self.idxs.shape}")
+            self.idxs = np.flatnonzero(self.idxs)
+        if self.idxs.size and not np.issubdtype(self.idxs.dtype, np.integer): raise TypeError(f"idxs must be positions (ints) or a boolean mask, not {self.idxs.dtype}")
+        if self.idxs.ndim != 1: raise ValueError(f"idxs must be one-dimensional, not of shape {self.idxs.shape}")
+        self.idxs = self.idxs.astype(np.int64)
         self.labels = None if labels is None else np.asarray(labels)
         if self.labels is not None:
             if self.labels.ndim not in (1, 2): raise ValueError(f"labels must be [N] classes or [N, C] probabilities, got shape {self.labels.shape}")
@@ -596,7 +633,7 @@ class CachedEmbeddings(FastaiDataset):
             raise ValueError(f"these {len(cache_texts)} texts are not the {len(cache)} the cache {cache.folder.name} was built from")
         self.cache_texts, self._row_keys = cache_texts, {}
         ident = cache.manifest.get('identity', {})   # the settings that embed new texts as these were (`TextItems`)
-        self.transformer = dict(name=cache.manifest['model'], dtype=ident.get('dtype', 'float32'), max_len=ident.get('max_len'),
+        self.transformer = dict(name=transformer_name or cache.manifest['model'], dtype=ident.get('dtype', 'float32'), max_len=ident.get('max_len'),
                                 revision=ident.get('revision'))   # a hub model's commit: new texts are embedded by that one, not the newest
         self.model_files = ident.get('files')   # a local model folder's files (name, size, SHA-256): `TextItems` checks the folder still holds them
     def __len__(self): return len(self.idxs)
@@ -696,11 +733,9 @@ def check_model_files(tf:FrozenTransformer, # a transformer to embed texts with
 def check_texts(texts:str|list[str], # texts to embed now (one string is one text)
                ) -> list[str]:
     "`texts` as a list, refused unless each is a string with something in it"
-    texts = [texts] if isinstance(texts, str) else list(texts)
-    not_str = [i for i, t in enumerate(texts) if not isinstance(t, str)]
-    if not_str: raise TypeError(f"texts must be strings; at positions {not_str}: {[type(texts[i]).__name__ for i in not_str]}")
+    texts = text_list(texts)
     blank = [i for i, t in enumerate(texts) if not t.strip()]
-    if blank: raise ValueError(f"the texts at positions {blank} are empty or only white space: there is nothing to classify")
+    if blank: raise ValueError(f"the texts at positions {_positions(blank)} are empty or only white space: there is nothing to classify")
     return texts
 
 def check_tokens(tf:FrozenTransformer, # the transformer that will embed `texts`
@@ -708,7 +743,7 @@ def check_tokens(tf:FrozenTransformer, # the transformer that will embed `texts`
                 ):
     "Refuse texts that give `tf` no token: a head would label its end token alone"
     if empty := tf.tokenless(texts):
-        raise ValueError(f"the texts at positions {empty} give {Path(tf.name).name} no token (only characters its tokenizer drops, "
+        raise ValueError(f"the texts at positions {_positions(empty)} give {tf.name} no token (only characters its tokenizer drops, "
                          "e.g. zero-width or control characters): there is nothing to classify")
 
 class TextItems(FastaiDataset):
@@ -807,8 +842,11 @@ class EmbeddingsDL(DataLoader):
             kwargs = {'sort': False, **kwargs}                                     # and reads its predictions back in their order
         if isinstance(dataset, str): dataset = [dataset]   # one string is one text, as `check_texts` reads it
         if hasattr(dataset, 'tolist') and not isinstance(dataset, torch.Tensor): dataset = dataset.tolist()   # a NumPy array or pandas Series of texts
+        if isinstance(dataset, (set, frozenset)): raise TypeError("test_dl takes texts in an order (a list, a tuple ...), not a set: predictions come back in the texts' order")
+        if isinstance(dataset, Iterator): dataset = list(dataset)   # a generator of texts
         texts = [t[0] if isinstance(t, tuple) and len(t) == 1 else t for t in dataset] if isinstance(dataset, (list, tuple, L)) else None
-        if texts and any(isinstance(t, str) for t in texts):   # `learn.dls.test_dl(texts)`, `learn.predict(text)`: embedded as this set's were (`check_texts` names any that is not a text)
+        if texts is not None and not texts: raise ValueError("test_dl received no texts: there is nothing to predict")
+        if texts and not any(isinstance(t, (torch.Tensor, np.ndarray, tuple)) for t in texts):   # `learn.dls.test_dl(texts)`, `learn.predict(text)`: embedded as this set's were (`check_texts` names any that is not a text)
             dataset = TextItems(texts, self.dataset.transformer, getattr(self.dataset, 'model_files', None),   # None: exported before it was kept
                                 self.dataset.vocab)
         return super().new(dataset=dataset, cls=cls, **{'bucket': self.bucket, 'dtype': self.dtype, 'sort': self.sort, **kwargs})

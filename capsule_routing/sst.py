@@ -346,7 +346,8 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
     n_classes(task)                       # refuses an unknown task before any embedding
     check_distill(teacher, distill)
     sst = load_sst(data, train=train)   # its texts too: batches show as texts (`EmbeddingsDL.show_batch`, fastai's `plot_top_losses`)
-    caches = sst_caches(sst, transformer, cache_dir, progress=progress, **kwargs)
+    tf = transformer if isinstance(transformer, FrozenTransformer) else FrozenTransformer(transformer)
+    caches = sst_caches(sst, tf, cache_dir, progress=progress, **kwargs)
     teacher_probs = None if teacher is None else load_teacher(teacher, caches['train'][0])   # [N_train, C]
     if teacher_probs is not None and teacher_probs.shape[1] != n_classes(task):
         raise ValueError(f"the teacher file gives {teacher_probs.shape[1]} classes, task {task!r} has {n_classes(task)}")
@@ -356,7 +357,8 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
         cache, labels = caches[split]
         idxs, y = task_subset(labels, task)
         if split == 'train' and teacher_probs is not None: y = distill_targets(y, teacher_probs[idxs], distill)   # [N, C]
-        return EmbeddingsDL(CachedEmbeddings(cache, y, idxs, vocab, cache_texts=sst[split][0]), bs=bs, shuffle=shuffle, drop_last=False,
+        items = CachedEmbeddings(cache, y, idxs, vocab, cache_texts=sst[split][0], transformer_name=tf.name)   # new texts: embedded by this model, wherever the cache was built
+        return EmbeddingsDL(items, bs=bs, shuffle=shuffle, drop_last=False,
                             bucket=bucket, num_workers=num_workers, device=device)
     return DataLoaders(dl('train', True), dl('dev', False), device=device), dl('test', False)   # `dls.vocab`, `dls.c`: the sets' own
 
@@ -602,7 +604,9 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     ident = tf.identity()   # what embeds new texts as the run's were (`classify`): a local folder's files, a hub model's commit
     res.update(task=task, transformer=tf.name, dtype=dtype, transformer_files=ident.get('files'), transformer_revision=ident.get('revision'),
                train=train, architecture=architecture, n_iters=n_iters,
-               d_parts=d_parts, n_parts=n_parts, routing=routing, d_pose=d_pose, part_init=part_init, mixup=mixup, ema=ema, distill=distill, data=str(data),
+               d_parts=d_parts, n_parts=n_parts, routing=routing, d_pose=d_pose, part_init=part_init, mixup=mixup, ema=ema, distill=distill,
+               data=str(Path(data).expanduser().resolve()),   # absolute, as the transformer: predict and teach run from other folders
+               cache_dir=None if cache_dir is None else str(Path(cache_dir).expanduser().resolve()),   # where predict and teach look first
                **(dict(teacher=str(teacher), teachers=teacher_names(teacher), teacher_sha256=targets['teacher_sha256']) if teacher else {}),
                dev_accuracy_by_epoch=[float(row.split(',')[accuracy_column]) for row in history[1:]],
                wall_seconds=round(time.time() - t0, 1), torch_threads=torch.get_num_threads())

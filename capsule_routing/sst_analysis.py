@@ -21,14 +21,14 @@ from .training import load_checkpoint, atomic_save, check_model_repr, cli_errors
 
 # %% auto #0
 __all__ = ['UNRECORDED_SETTINGS', 'FINISHED_KEYS', 'COLLECTED_FILES', 'OPTIONAL_COLLECTED_FILES', 'SST_ANALYSIS_HELP',
-           'SETUP_ORDER', 'SETUP', 'PAPER_SETUP', 'run_settings', 'run_transformer', 'run_frozen_transformer',
-           'transformer_label', 'class_names', 'sst_model_from_state_dict', 'load_run_model', 'predict_cached',
-           'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results', 'embed_texts', 'pick_sentences',
-           'save_embedded_sentences', 'load_embedded_sentences', 'teacher_probabilities', 'teach', 'classify_texts',
-           'classify', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table', 'select_setups',
-           'summary_table', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories', 'plot_validation_curves',
-           'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing', 'relative_use', 'plot_token_depth',
-           'plot_token_class']
+           'SETUP_ORDER', 'SETUP', 'PAPER_SETUP', 'run_settings', 'run_transformer', 'run_data',
+           'run_frozen_transformer', 'transformer_label', 'class_names', 'sst_model_from_state_dict', 'load_run_model',
+           'predict_cached', 'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results', 'embed_texts',
+           'pick_sentences', 'save_embedded_sentences', 'load_embedded_sentences', 'teacher_probabilities', 'teach',
+           'classify_texts', 'classify', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table',
+           'select_setups', 'summary_table', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories',
+           'plot_validation_curves', 'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing',
+           'relative_use', 'plot_token_depth', 'plot_token_class']
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
 # settings that older runs' results.json did not record, at the values those runs used
@@ -61,6 +61,17 @@ def run_transformer(recorded:str, # the transformer a run's results.json records
     if Path(recorded).is_absolute() and not Path(recorded).exists():   # e.g. a virtual environment since moved or removed
         raise FileNotFoundError(f"the run's transformer {recorded} is not on this machine; name its folder with --transformer")
     return recorded
+
+def run_data(cfg:dict, # a run's settings (`run_settings`)
+             data:str|Path|None=None, # the SST folder named instead, e.g. with --data
+            ) -> str:
+    "The SST tree folder to read: `data` when named, else the run's, refused when that is not a folder here"
+    if data is not None: return str(data)
+    recorded = Path(cfg['data']).expanduser()
+    if not recorded.is_dir():   # runs before 2026-11-28 recorded --data as typed, often relative to where they were trained
+        relative = '' if recorded.is_absolute() else f" (relative to the folder the run was trained from; this is {Path.cwd()})"
+        raise FileNotFoundError(f"the run's SST folder {cfg['data']} is not here{relative}: name it with --data")
+    return str(recorded)
 
 def run_frozen_transformer(cfg:dict, # a run's settings (`run_settings`)
                            transformer:str|None=None, # the folder or hub name named instead, e.g. with --transformer
@@ -148,16 +159,17 @@ def predict_run(run:str|Path, # a finished run folder (results.json, best.pth)
                 split:str='test', # 'test' or 'dev'
                 data:str|Path|None=None, # SST tree files (default: the run's own `data`)
                 transformer:str|None=None, # the embedding model (default: the run's own `transformer`)
-                cache_dir:str|Path|None=None, # parent folder of the embedding caches (default: the default one)
+                cache_dir:str|Path|None=None, # parent folder of the embedding caches (default: the run's own --cache_dir, else the default one)
                ) -> dict:
     "Write `run/<split>_predictions.csv` from the dev-selected `best.pth`; return its accuracy and the recorded one"
     run, cfg = Path(run), run_settings(run)
     if split not in ('test', 'dev'): raise ValueError(f"split must be 'test' or 'dev', received {split!r}")
-    texts, labels = load_sst(data or cfg['data'], train='roots')[split]
+    data, cache_dir = run_data(cfg, data), cfg.get('cache_dir') if cache_dir is None else cache_dir   # the run's own, unless named
+    texts, labels = load_sst(data, train='roots')[split]
     tf = run_frozen_transformer(cfg, transformer)
     cache = find_cache(texts, tf, cache_dir)
     if cache is None: raise FileNotFoundError(f"no embedding cache of the {split} sentences for {tf.name}: build it with "
-                                              f"`{embed_command(data or cfg['data'], tf, split, cache_dir=cache_dir)}`")
+                                              f"`{embed_command(data, tf, split, cache_dir=cache_dir)}`")
     idxs, y = task_subset(labels, cfg['task'])
     df = predict_cached(load_run_model(run), cache, y, idxs)
     path = run/f'{split}_predictions.csv'
@@ -287,7 +299,7 @@ def load_embedded_sentences(path:str|Path, # written by `save_embedded_sentences
 # %% ../nbs/04b_sst_results.ipynb #11fcc2ea
 def teacher_probabilities(runs:list[str|Path], # finished run folders (results.json, best.pth or model.pt)
                           data:str|Path|None=None, # SST tree files (default: the first run's own `data`)
-                          cache_dir:str|Path|None=None, # parent folder of the embedding caches
+                          cache_dir:str|Path|None=None, # parent folder of the embedding caches (default: the first run's own --cache_dir, else the default one)
                           bs:int=200, # texts per batch
                           progress:bool=False, # a progress bar per head
                           transformer:str|None=None, # the embedding model's folder or hub name (default: the one the runs record)
@@ -299,11 +311,12 @@ def teacher_probabilities(runs:list[str|Path], # finished run folders (results.j
     for key, of in (('task', str), ('transformer', transformer_label), ('train', str)):
         if len({of(c[key]) for c in cfgs}) > 1: raise ValueError(f"the teacher runs differ in {key}: {[c[key] for c in cfgs]}")
     cfg = cfgs[0]
-    texts, labels = load_sst(data or cfg['data'], train=cfg['train'])['train']
+    data, cache_dir = run_data(cfg, data), cfg.get('cache_dir') if cache_dir is None else cache_dir   # the first run's own, unless named
+    texts, labels = load_sst(data, train=cfg['train'])['train']
     tf = run_frozen_transformer(cfg, transformer)
     cache = find_cache(texts, tf, cache_dir)
     if cache is None: raise FileNotFoundError(f"no embedding cache of the training texts for {tf.name}: build it with "
-                                              f"`{embed_command(data or cfg['data'], tf, 'train', cfg['train'], cache_dir)}`")
+                                              f"`{embed_command(data, tf, 'train', cfg['train'], cache_dir)}`")
     probs = 0.
     for run in runs:   # every text, whatever the task keeps: the file is indexed by the cache
         pred = predict_cached(load_run_model(run), cache, labels, bs=bs, progress=progress)
@@ -329,7 +342,6 @@ def teach(runs:str, # comma-separated run folders: the teacher heads
                 mean_max_prob=float(probs.max(1).mean()), seconds=round(time.time() - t0, 1))
 
 # %% ../nbs/04b_sst_results.ipynb #595c6cf2
-@torch.no_grad()
 def classify_texts(model:SSTCapsNet, # an SST head (put in eval mode here)
                    transformer:FrozenTransformer|str, # the frozen transformer whose hidden states the head was trained on
                    texts:list[str], # sentences (one string is one sentence)
@@ -357,7 +369,7 @@ def classify_texts(model:SSTCapsNet, # an SST head (put in eval mode here)
     for start in range(0, len(texts), bs):
         idx = by_length[start:start + bs]
         mask, embs = _embed_ids([ids[i] for i in idx], tf)                           # [b, n], [b, n, L, D]
-        probs[idx] = torch.softmax(model(mask.to(device), embs.to(device))[0].float(), dim=-1).cpu()   # a_out [b, n_classes]
+        with torch.no_grad(): probs[idx] = torch.softmax(model(mask.to(device), embs.to(device))[0].float(), dim=-1).cpu()   # a_out [b, n_classes]
     df = pd.DataFrame(dict(text=texts, predicted=[names[k] for k in probs.argmax(-1).tolist()],
                            truncated=np.isin(np.arange(len(texts)), cut)))
     for c, name in enumerate(names): df[name] = probs[:, c].numpy()
@@ -404,7 +416,7 @@ def sst_analysis_cli(argv:list[str]|None=None): # the arguments (default: `sys.a
     # a path the shell left as `~/...` (after `--data=`, or quoted), each of teach's comma-separated runs too: the home folder's
     args = {k: ','.join(map(os.path.expanduser, v.split(','))) if isinstance(v, str) else v for k, v in args.items()}
     res = func(**args)
-    print(json.dumps(res, indent=1))
+    print(json.dumps(res, indent=1, ensure_ascii=False))   # texts as written, not \u escapes
     return res
 
 if __name__ == '__main__' and Path(globals().get('__file__', '')).name == 'sst_analysis.py':

@@ -28,23 +28,23 @@ from fastai.data.load import DataLoader
 from fastai.data.transforms import CategoryMap
 from fastai.learner import AvgSmoothLoss, Learner, Recorder
 from fastai.optimizer import OptimWrapper, RAdam
-from fastai.torch_core import rank_distrib, set_seed
+from fastai.torch_core import TensorBase, rank_distrib, set_seed
 from torch.utils.data import TensorDataset
 from .core import default_device, check_positive_ints, check_seed, name_python_m_command
 from .routing import float32_if_half   # half-precision scores to float32 for a stable log-softmax
 
 # %% auto #0
 __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILES', 'BAD_INPUT', 'capsule_scores',
-           'CapsuleCrossEntropy', 'class_indices', 'capsule_accuracy', 'SpreadLoss', 'reduce_loss', 'SpreadMargin',
-           'MarginLoss', 'check_loss_name', 'PaperOneCycle', 'paper_radam', 'foreach_radam', 'pad_crop',
-           'random_pad_crop', 'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'none_as_empty',
-           'EmptyForNone', 'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner',
-           'current_umask', 'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr',
-           'model_repr', 'check_model_repr', 'check_run_settings', 'check_resumed_monitor', 'data_fingerprint',
-           'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'check_epochs', 'fit_paper', 'synthetic_textures',
-           'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'FastaiDataset', 'compile_whole_model',
-           'check_out_folder', 'bad_input_message', 'cli_errors', 'running_as_command', 'run_command',
-           'interrupted_hint', 'train_main', 'smoke_main']
+           'CapsuleCrossEntropy', 'class_indices', 'capsule_accuracy', 'SpreadLoss', 'Presences', 'capsule_presences',
+           'decode_scores', 'reduce_loss', 'SpreadMargin', 'MarginLoss', 'check_loss_name', 'PaperOneCycle',
+           'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop', 'check_pad', 'PadCropCallback',
+           'CapsuleMixUp', 'WeightAverage', 'none_as_empty', 'EmptyForNone', 'CapsuleLearner', 'DeviceSmoothLoss',
+           'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'atomic_save', 'get_rng_states', 'set_rng_states',
+           'loss_repr', 'augmentation_repr', 'model_repr', 'check_model_repr', 'check_run_settings',
+           'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner',
+           'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint',
+           'FastaiDataset', 'compile_whole_model', 'check_out_folder', 'bad_input_message', 'cli_errors',
+           'running_as_command', 'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -107,9 +107,22 @@ class SpreadLoss:
         shortfall = F.relu(self.margin - (a_t - a)) ** 2                   # [B, C]; the target's own entry is margin^2
         return reduce_loss(shortfall.scatter(-1, targ[:, None], 0.).sum(-1), self.reduction)
 
-    def activation(self, out) -> torch.Tensor: return torch.sigmoid(float32_if_half(capsule_scores(out)))
-    def decodes(self, out) -> torch.Tensor: return capsule_scores(out).argmax(dim=-1)
+    def activation(self, out) -> torch.Tensor: return capsule_presences(out)
+    def decodes(self, out) -> torch.Tensor: return decode_scores(out)
     def __repr__(self): return f"SpreadLoss(margins={self.margins}, reduction={self.reduction!r})"
+
+class Presences(TensorBase):
+    "Presences `sigmoid(a_out)` [B, C] that hold the scores they came from (`scores`), from which a class is decoded"
+
+def capsule_presences(out) -> Presences:
+    "`sigmoid(a_out)` of a batch's outputs, holding `a_out`: in float32 the sigmoid of every score above about 17 is exactly 1, so presences can tie where scores do not"
+    scores = float32_if_half(capsule_scores(out))   # [B, C]
+    p = torch.sigmoid(scores).as_subclass(Presences); p.scores = scores   # (Presences(...) would make float64 float32)
+    return p
+
+def decode_scores(out) -> torch.Tensor:
+    "Each sample's class [B]: the argmax of its scores (for `Presences`, of the scores they hold, not of the presences)"
+    return capsule_scores(getattr(out, 'scores', out)).argmax(dim=-1)
 
 def reduce_loss(per_sample:torch.Tensor, reduction:str) -> torch.Tensor:
     "One loss per sample [B], reduced as `reduction` says: 'mean', 'sum' or 'none'"
@@ -150,8 +163,8 @@ class MarginLoss:
         per_class = present * F.relu(self.m_pos - a) ** 2 + self.weight_neg * (1 - present) * F.relu(a - self.m_neg) ** 2
         return reduce_loss(per_class.sum(-1), self.reduction)
 
-    def activation(self, out) -> torch.Tensor: return torch.sigmoid(float32_if_half(capsule_scores(out)))
-    def decodes(self, out) -> torch.Tensor: return capsule_scores(out).argmax(dim=-1)
+    def activation(self, out) -> torch.Tensor: return capsule_presences(out)
+    def decodes(self, out) -> torch.Tensor: return decode_scores(out)
     def __repr__(self): return f"MarginLoss(m_pos={self.m_pos}, m_neg={self.m_neg}, weight_neg={self.weight_neg}, reduction={self.reduction!r})"
 
 LOSSES = {'cross_entropy': CapsuleCrossEntropy, 'spread': SpreadLoss, 'margin': MarginLoss}   # by the names the command lines take
@@ -364,7 +377,7 @@ class CapsuleLearner(Learner):
     def predict(self, item, with_input:bool=False):
         "fastai's `(label, class, probabilities)` of one item, its inputs without a target (a tensor, a NumPy array or a text, or a tuple of them); `label` is `dls.vocab[class]` where the data name their classes, else the class index"
         as_input = lambda t: torch.as_tensor(t) if isinstance(t, np.ndarray) else t   # an array as the tensor of its dtype: uint8 pixels stay uint8
-        item = (as_input(item),) if isinstance(item, (torch.Tensor, np.ndarray, str)) else tuple(map(as_input, item))   # one input: an image, a text
+        item = tuple(map(as_input, item)) if isinstance(item, (tuple, list)) else (as_input(item),)   # several inputs, or one: an image, a text
         with self.no_bar():   # one item: no progress bar
             inp, probs, _, classes = self.get_preds(dl=self.dls.test_dl([item], num_workers=0), with_input=True, with_decoded=True)
         vocab = getattr(self.dls, 'vocab', None)   # the data set's class names, where it has them
