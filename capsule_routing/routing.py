@@ -324,7 +324,7 @@ def _remove_masked_nonfinite(self:Routing, a, mu):
     "Zero the poses of inputs with score -inf (their share of data is exactly 0, whatever the pose held); raise on any other non-finite value"
     nonfinite = ~torch.isfinite(mu)                                   # [b, i, c, d]
     removed = (a == float('-inf'))[..., None, None]                   # [b, i, 1, 1]
-    if self.check_finite:
+    if self.check_finite and not torch.compiler.is_exporting():   # an exported graph cannot raise on values: torch.export leaves the check out
         bad = (nonfinite & ~removed).flatten(2).any(2) | torch.isnan(a)   # [b, i]: a kept input's pose, or a score, is bad
         if bool(bad.any()):
             where = [tuple(ix) for ix in bad.nonzero()[:3].tolist()]
