@@ -412,8 +412,7 @@ def _key_folder(cache_dir:Path, tf:FrozenTransformer, key:str) -> Path:
     return folder
 
 def _folder_and_key(texts:list[str], tf:FrozenTransformer, cache_dir:str|Path|None) -> tuple[Path, str]:
-    "The cache folder of `texts` under `tf`, and its full key"
-    texts = text_list(texts)   # before the model's files are hashed (`identity`)
+    "The cache folder of `texts` (checked by `text_list`, before the model's files are hashed by `identity`) under `tf`, and its full key"
     key = cache_key(tf.identity(), texts)
     cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     return _key_folder(cache_dir, tf, key), key
@@ -423,11 +422,11 @@ def cache_folder(texts:list[str], # the texts
                  cache_dir:str|Path|None=None, # parent folder of caches (default: `default_cache_dir()`)
                 ) -> Path:
     "The folder where the cache of `texts` under `transformer` lives (it may not exist)"
-    return _folder_and_key(texts, _as_transformer(transformer), cache_dir)[0]
+    return _folder_and_key(text_list(texts), _as_transformer(transformer), cache_dir)[0]
 
 def find_cache(texts:list[str], transformer:FrozenTransformer|str, cache_dir:str|Path|None=None) -> EmbeddingCache|None:
     "The finished cache of `texts` under `transformer` if there is one, else `None` (never embeds anything)"
-    folder, key = _folder_and_key(texts, _as_transformer(transformer), cache_dir)
+    folder, key = _folder_and_key(text_list(texts), _as_transformer(transformer), cache_dir)
     return EmbeddingCache(folder, key) if EmbeddingCache.is_valid(folder, key) else None
 
 # %% ../nbs/04a_embeddings.ipynb #b9d89a3b

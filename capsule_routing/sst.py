@@ -309,7 +309,7 @@ def rel_err(x:torch.Tensor, ref:torch.Tensor) -> float:
     return float((x - ref).norm() / ref.norm())
 
 # %% ../nbs/04_sst.ipynb #d8147b1f
-from .embeddings import (FrozenTransformer, EmbeddingCache, embed_to_cache, check_transformer,
+from .embeddings import (FrozenTransformer, _as_transformer, EmbeddingCache, embed_to_cache, check_transformer,
                                         CachedEmbeddings, EmbeddingsDL, mean_pooled)
 
 def sst_caches(data:str|Path|dict, # the SST tree files (see `sst_folder`), or what `load_sst` read from them
@@ -321,7 +321,7 @@ def sst_caches(data:str|Path|dict, # the SST tree files (see `sst_folder`), or w
                **kwargs,
               ) -> dict[str, tuple[EmbeddingCache, np.ndarray]]:
     "`split -> (cache, SST-5 labels)`, embedding whatever is not cached yet (`kwargs` go to `embed_to_cache`: `max_tokens`, `max_bs`, `shard_size`)"
-    tf = transformer if isinstance(transformer, FrozenTransformer) else FrozenTransformer(transformer)
+    tf = _as_transformer(transformer)
     sst = data if isinstance(data, dict) else load_sst(data, train=train)
     return {s: (embed_to_cache(sst[s][0], tf, cache_dir, progress=progress, **kwargs), np.array(sst[s][1]))
             for s in splits}
@@ -347,7 +347,7 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
     n_classes(task)                       # refuses an unknown task before any embedding
     check_distill(teacher, distill)
     sst = load_sst(data, train=train)   # its texts too: batches show as texts (`EmbeddingsDL.show_batch`, fastai's `plot_top_losses`)
-    tf = transformer if isinstance(transformer, FrozenTransformer) else FrozenTransformer(transformer)
+    tf = _as_transformer(transformer)
     caches = sst_caches(sst, tf, cache_dir, progress=progress, **kwargs)
     teacher_probs = None if teacher is None else load_teacher(teacher, caches['train'][0])   # [N_train, C]
     if teacher_probs is not None and teacher_probs.shape[1] != n_classes(task):

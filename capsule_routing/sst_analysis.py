@@ -16,7 +16,7 @@ from fastprogress.fastprogress import progress_bar
 from .core import check_positive_ints
 from .lineage import ROUTINGS
 from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, teacher_names, embed_command
-from .embeddings import FrozenTransformer, EmbeddingCache, find_cache, CachedEmbeddings, EmbeddingsDL, check_texts, check_tokens, check_model_files
+from .embeddings import FrozenTransformer, _as_transformer, EmbeddingCache, find_cache, CachedEmbeddings, EmbeddingsDL, check_texts, check_tokens, check_model_files
 from .training import load_checkpoint, atomic_save, check_model_repr, cli_errors
 
 # %% auto #0
@@ -350,7 +350,7 @@ def classify_texts(model:SSTCapsNet, # an SST head (put in eval mode here)
     "One row per text, in order: `text`, `predicted` (the label's name), `truncated` (cut to the model's window), then the probability of each label"
     check_positive_ints(bs=bs)
     texts = check_texts(texts)
-    tf = transformer if isinstance(transformer, FrozenTransformer) else FrozenTransformer(transformer)
+    tf = _as_transformer(transformer)
     n_states, width = tf.config.num_hidden_layers + 1, tf.config.hidden_size   # embedding output plus every layer
     if (model.n_layers, model.d_emb) != (n_states, width):
         raise ValueError(f"the head routes {model.n_layers} hidden states of width {model.d_emb}; "
