@@ -305,10 +305,13 @@ def tensor_dataloaders(train:tuple, # (images [N, C, H, W], labels [N]) tensors 
                        bs:int=20, # batch size
                        device:str|torch.device|None=None, # where batches go; default `default_device()`
                        data_device:str|torch.device|None=None, # where the arrays are kept (default: the CPU); the GPU avoids a copy per batch
-                       vocab:Sequence[str]|None=None, # the class names (`dls.vocab`: `learn.predict` names its class with them)
+                       vocab:Sequence[str]|None=None, # the class names (`dls.vocab`: `learn.predict` names its class with them); default: '0' ... the largest label
                       ) -> DataLoaders:
     "fastai `DataLoaders`: shuffled full training batches and ordered validation batches, uint8 made [0, 1] floats on the device"
     device = torch.device(device) if device is not None else default_device()
+    labels = torch.cat((train[1].flatten(), valid[1].flatten()))   # [N_train + N_valid]
+    if vocab is None and len(labels) and not labels.is_floating_point():   # fastai's `ClassificationInterpretation` counts the classes by their names
+        vocab = [str(c) for c in range(int(labels.max()) + 1)]
     make = lambda xy, **kw: TensorBatchDL(TensorItems(*(t.to(data_device or 'cpu') for t in xy), vocab=vocab), bs=bs, device=device,
                                           after_batch=uint8_to_unit, **kw)
     return DataLoaders(make(train, shuffle=True, drop_last=True), make(valid), device=device)
