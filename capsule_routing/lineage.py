@@ -49,7 +49,7 @@ def check_lineage_sizes(name:str, d_cov, d_inp, d_out, n_inp, n_out, n_iters):
 
 class LineageLayer(nn.Module):
     "What the three layers below share: checked sizes, weights $W$ [n_inp or 1, n_out, d_inp, d_out] for votes without bias, the call's checks"
-    check_finite = True   # raise on non-finite poses of inputs that are not removed with a -inf score (False for torch.export and vmap, which cannot follow that question to the device)
+    check_finite = True   # raise on non-finite poses of inputs that are not removed with a -inf score (left out under torch.export and vmap, which cannot raise on values)
     implicit_votes = True # leave the votes of weights shared over inputs unformed (False: always form them)
     def __init__(self, d_cov:int, d_inp:int, d_out:int, n_inp:int, n_out:int, n_iters:int):
         super().__init__()
@@ -103,8 +103,10 @@ class SharedWeightVotes:
 def squash(s:torch.Tensor, # [..., d_cov, d_out] total inputs of output capsules
 ) -> torch.Tensor:         # [..., d_cov, d_out]: same direction, length |s|^2 / (1 + |s|^2)
     "Sabour et al.'s Eq. 1: shrink a pose to a length below one without turning it"
-    n = torch.linalg.vector_norm(s, dim=(-2, -1), keepdim=True)                    # [..., 1, 1]
-    return n / (1 + n**2) * s
+    n2 = (s**2).sum((-2, -1), keepdim=True)                                         # [..., 1, 1] |s|^2
+    zero = n2 == 0
+    n = n2.masked_fill(zero, 1).sqrt().masked_fill(zero, 0)                          # |s|, its derivatives of every order finite at s = 0 (the norm's second is NaN)
+    return n / (1 + n2) * s
 
 # %% ../nbs/01a_routing_lineage.ipynb #4a44a3bb
 def squashed_length_logit(s:torch.Tensor, # [..., d_cov, d_out] total inputs of output capsules

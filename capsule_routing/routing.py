@@ -14,11 +14,11 @@ from .core import check_eps, check_positive_ints, is_int
 __all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'ROUTE_COSTS_NS', 'compute_votes', 'symmetry_breaking_bias',
            'log_densities', 'e_step', 'd_step', 'm_step', 'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs',
            'Workspace', 'first_order_only', 'SqDistance', 'UseWeightedMoments', 'VotesGrad', 'Routing', 'n_out_asked',
-           'votes_in_one_product', 'SharedVotes', 'pose_pairs', 'implicit_vote_features', 'vote_column_products',
-           'implicit_e_step', 'implicit_moments', 'route_with_implicit_votes', 'in_float64', 'read_route_timings',
-           'route_cost_terms', 'fit_route_costs', 'route_costs', 'uses_implicit_votes', 'picks_slower',
-           'plot_route_timings', 'float32_if_half', 'under_autocast', 'under_torch_func', 'routed_in_float32',
-           'routes_in_float32', 'compute_votes_unrolled', 'compiled_equations']
+           'under_vmap', 'votes_in_one_product', 'SharedVotes', 'pose_pairs', 'implicit_vote_features',
+           'vote_column_products', 'implicit_e_step', 'implicit_moments', 'route_with_implicit_votes', 'in_float64',
+           'read_route_timings', 'route_cost_terms', 'fit_route_costs', 'route_costs', 'uses_implicit_votes',
+           'picks_slower', 'plot_route_timings', 'float32_if_half', 'under_autocast', 'under_torch_func',
+           'routed_in_float32', 'routes_in_float32', 'compute_votes_unrolled', 'compiled_equations']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -320,11 +320,16 @@ def _check_inputs(self:Routing, a_inp, mu_inp, n_out):
 Routing._check_inputs = _check_inputs
 
 # %% ../nbs/01_routing.ipynb #78cbd5e3
+def under_vmap() -> bool:
+    "Whether `torch.func.vmap` is among the transforms tracing the call: its batched tensors cannot answer a question about their values"
+    stack = getattr(torch._C._functorch, 'get_interpreter_stack', lambda: None)()   # PyTorch's own record of the transforms, not public
+    return any(i.key() == torch._C._functorch.TransformType.Vmap for i in stack or ())
+
 def _remove_masked_nonfinite(self:Routing, a, mu):
     "Zero the poses of inputs with score -inf (their share of data is exactly 0, whatever the pose held); raise on any other non-finite value"
     nonfinite = ~torch.isfinite(mu)                                   # [b, i, c, d]
     removed = (a == float('-inf'))[..., None, None]                   # [b, i, 1, 1]
-    if self.check_finite and not torch.compiler.is_exporting():   # an exported graph cannot raise on values: torch.export leaves the check out
+    if self.check_finite and not torch.compiler.is_exporting() and not under_vmap():   # an exported graph, or a batch of vmap's, cannot raise on its values
         bad = (nonfinite & ~removed).flatten(2).any(2) | torch.isnan(a)   # [b, i]: a kept input's pose, or a score, is bad
         if bool(bad.any()):
             where = [tuple(ix) for ix in bad.nonzero()[:3].tolist()]
@@ -617,16 +622,19 @@ def under_torch_func() -> bool:
     peek = getattr(torch._C._functorch, 'peek_interpreter_stack', None)   # PyTorch's own test of this, not public
     return peek is not None and peek() is not None
 
-def routed_in_float32(route:Callable, a_inp, mu_inp, *args, **kwargs):
-    "`route(a_inp, mu_inp, ...)` with autocast off and half-precision inputs in float32, whatever autocast chose: routing statistics need it"
+def routed_in_float32(route:Callable, a_inp, mu_inp, *args,
+                      dtype:torch.dtype=torch.float32, # the layer's parameters' dtype: half-precision inputs are widened to it (float64 for a float64 layer)
+                      **kwargs):
+    "`route(a_inp, mu_inp, ...)` with autocast off and half-precision inputs in float32 (or the layer's wider `dtype`), whatever autocast chose: routing statistics need it"
+    widen = lambda t: t.to(dtype) if t.dtype in (torch.float16, torch.bfloat16) else t   # a half-precision layer stays as it is, and is refused by name
     with torch.autocast(a_inp.device.type, enabled=False):
-        return route(float32_if_half(a_inp), float32_if_half(mu_inp), *args, **kwargs)
+        return route(widen(a_inp), widen(mu_inp), *args, **kwargs)
 
 def routes_in_float32(forward):
     "Decorate a layer's `forward(a_inp, mu_inp, ...)` to route in float32 under autocast (the lineage's layers; `Routing`'s methods call the two functions above)"
     @functools.wraps(forward)
     def float32_forward(self, a_inp, mu_inp, *args, **kwargs):
-        if under_autocast(a_inp, mu_inp): return routed_in_float32(functools.partial(forward, self), a_inp, mu_inp, *args, **kwargs)
+        if under_autocast(a_inp, mu_inp): return routed_in_float32(functools.partial(forward, self), a_inp, mu_inp, *args, dtype=self.W.dtype, **kwargs)
         return forward(self, a_inp, mu_inp, *args, **kwargs)
     return float32_forward
 
@@ -638,7 +646,7 @@ def forward(self:Routing,
     return_R:bool=False,   # also return the last iteration's routing probabilities [..., n_inp, n_out]
 ) -> tuple: # a_out [..., n_out], mu_out [..., n_out, d_cov, d_out], sig2_out [..., n_out, d_cov, d_out] (, R)
     "Route capsules: votes, then `n_iters` rounds of E-step, D-step and M-step"
-    if under_autocast(a_inp, mu_inp): return routed_in_float32(self.forward, a_inp, mu_inp, n_out, return_R)
+    if under_autocast(a_inp, mu_inp): return routed_in_float32(self.forward, a_inp, mu_inp, n_out, return_R, dtype=self.W.dtype)
     n_out = self._check_inputs(a_inp, mu_inp, n_out)
     batch_shape, n_given, c, h = a_inp.shape[:-1], a_inp.shape[-1], self.d_cov, self.d_out
     a = a_inp.reshape(-1, n_given).contiguous()                                # [b, i]
@@ -696,7 +704,7 @@ def trace(self:Routing,
     a_inp:torch.Tensor, mu_inp:torch.Tensor, n_out:int|None=None,
 ) -> list[dict]: # one dict per iteration: V, R, D_use, D_ign, a_out, mu_out, sig2_out in the layout [..., i, j, c, h]
     "Every intermediate of every iteration, computed by `route_by_the_equations` with this layer's parameters"
-    if under_autocast(a_inp, mu_inp): return routed_in_float32(self.trace, a_inp, mu_inp, n_out)   # as `forward`: float32's intermediates
+    if under_autocast(a_inp, mu_inp): return routed_in_float32(self.trace, a_inp, mu_inp, n_out, dtype=self.W.dtype)   # as `forward`: float32's intermediates
     n_out = self._check_inputs(a_inp, mu_inp, n_out)
     mu = self._remove_masked_nonfinite(a_inp.reshape(-1, a_inp.shape[-1]), mu_inp.reshape(-1, *mu_inp.shape[-3:])).view(mu_inp.shape)
     steps = []

@@ -327,6 +327,8 @@ class SmallNORBCapsNet(nn.Module):
             if isinstance(m, nn.Conv2d):  # the paper: Kaiming normal for all convolutions (zero biases are our choice)
                 nn.init.kaiming_normal_(m.weight); nn.init.zeros_(m.bias)
 
+    check_values = True   # refuse float images outside [0, 1] (False: `compile_whole_model`, which keeps the graph free of value checks)
+
     def forward(self, images:torch.Tensor # [B, n_channels, H, W]: uint8 pixels, or floats in [0, 1]
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         "Class scores (logits) [B, n_classes], poses [B, n_classes, d, d] and variances [B, n_classes, d, d]"
@@ -338,6 +340,12 @@ class SmallNORBCapsNet(nn.Module):
             raise ValueError(f"images of {H}x{W} are too small: the convolutions leave nothing below {side}x{side}")
         if not (images.dtype == torch.uint8 or images.is_floating_point()):   # other integers would enter unscaled
             raise TypeError(f"images must be uint8 pixels (0 to 255) or floats in [0, 1]; received {images.dtype}")
+        if images.is_floating_point() and self.check_values and not torch.compiler.is_exporting():   # floats 0 to 255 would enter 255 times too bright
+            outside = (images < 0) | (images > 1)   # [B, C, H, W]; NaN is neither: the routing names it
+            if bool(outside.any()):
+                found = images[outside]
+                raise ValueError(f"images given as floats must lie in [0, 1]; {int(outside.sum()):,} values lie outside, from {float(found.min()):.4g} "
+                                 f"to {float(found.max()):.4g}: give pixels 0 to 255 as uint8, or divided by 255")
         dtype = self.compute_a[1].weight.dtype
         x = images.to(dtype)/255 if images.dtype == torch.uint8 else images.to(dtype)  # [B, C, H, W] in [0, 1]
         coords = coordinate_channels(H, W, dtype, images.device).expand(B, 2, H, W)  # [B, 2, H, W]

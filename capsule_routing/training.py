@@ -42,9 +42,10 @@ __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILE
            'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'atomic_save', 'get_rng_states', 'set_rng_states',
            'loss_repr', 'augmentation_repr', 'model_repr', 'check_model_repr', 'check_run_settings',
            'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner',
-           'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint',
-           'FastaiDataset', 'compile_whole_model', 'check_out_folder', 'bad_input_message', 'cli_errors',
-           'running_as_command', 'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
+           'check_writable_folder', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls',
+           'TinyCapsuleNet', 'evaluate_checkpoint', 'FastaiDataset', 'compile_whole_model', 'check_out_folder',
+           'bad_input_message', 'cli_errors', 'running_as_command', 'run_command', 'interrupted_hint', 'train_main',
+           'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -376,7 +377,7 @@ class CapsuleLearner(Learner):
 
     def predict(self, item, with_input:bool=False):
         "fastai's `(label, class, probabilities)` of one item, its inputs without a target (a tensor, a NumPy array or a text, or a tuple of them); `label` is `dls.vocab[class]` where the data name their classes, else the class index"
-        as_input = lambda t: torch.as_tensor(t) if isinstance(t, np.ndarray) else t   # an array as the tensor of its dtype: uint8 pixels stay uint8
+        as_input = lambda t: torch.from_numpy(t if t.flags.writeable else t.copy()) if isinstance(t, np.ndarray) else t   # the tensor of its dtype (uint8 pixels stay uint8); copied from a read-only (memory-mapped) array, which torch warns of
         item = tuple(map(as_input, item)) if isinstance(item, (tuple, list)) else (as_input(item),)   # several inputs, or one: an image, a text
         with self.no_bar():   # one item: no progress bar
             inp, probs, _, classes = self.get_preds(dl=self.dls.test_dl([item], num_workers=0), with_input=True, with_decoded=True)
@@ -422,7 +423,7 @@ class CapsuleLearner(Learner):
             self.dls, self.opt = dls.new_empty(), None
             with warnings.catch_warnings():
                 warnings.simplefilter('ignore')   # as fastai's: PyTorch's notes on saving whole modules
-                atomic_save(self, Path(self.path)/fname, pickle_module=cloudpickle, pickle_protocol=pickle_protocol)   # cloudpickle: as fastai's
+                atomic_save(self, Path(self.path).expanduser()/Path(fname).expanduser(), pickle_module=cloudpickle, pickle_protocol=pickle_protocol)   # cloudpickle: as fastai's; '~': the home folder
         finally:   # the data and the optimizer's state come back whether or not the file was written
             self.dls = dls
             self.create_opt()
@@ -478,7 +479,7 @@ def capsule_learner(dls:DataLoaders, # batches `(*inputs, target)` with integer 
     elif mixup: extra.append(CapsuleMixUp(mixup))
     if ema: extra.append(WeightAverage(ema))
     return CapsuleLearner(dls, model, loss_func=loss_func, opt_func=opt_func, metrics=[capsule_accuracy],
-                          cbs=extra + list(cbs or []), path=path, wd=kwargs.pop('wd', 0.), **kwargs)
+                          cbs=extra + list(cbs or []), path=None if path is None else Path(path).expanduser(), wd=kwargs.pop('wd', 0.), **kwargs)
 
 # %% ../nbs/02_training.ipynb #857478e3
 def current_umask() -> int:
@@ -932,6 +933,29 @@ def quiet_learner(learn:Learner, quiet:bool=True):
         with learn.no_bar(): yield learn
     finally: learn.logger = logger
 
+# %% ../nbs/02_training.ipynb #419c654c
+RUN_FILES = ('best.pth', 'history.csv', 'results.json')   # what a run writes besides last.pth
+
+def check_writable_folder(out:Path, # a folder a run will write, which may not exist yet
+                          what:str='--out', # its name in messages: the option or argument that gave it
+                          create:bool=True, # also make it and write a file in it (both undone); False: check only that no file stands in its way
+                         ):
+    "Refuse `out` when it or a folder above it is a file, or (with `create`) when it cannot be made or written; leaves no folder it made"
+    cannot_write = lambda e: ValueError(f"{what} {out} cannot be written ({e.strerror or e}): choose another {what}")
+    try: out.exists()   # a name too long for the file system fails already here
+    except OSError as e: raise cannot_write(e) from e
+    if out.exists() and not out.is_dir(): raise FileExistsError(f"{what} {out} is an existing file, not a folder: choose another {what}")
+    above = next((p for p in out.parents if p.exists()), None)
+    if above is not None and not above.is_dir(): raise FileExistsError(f"{what} {out}: {above} is an existing file, not a folder: choose another {what}")
+    if not create: return
+    try:
+        created = [p for p in (out, *out.parents) if not p.exists()]   # the deepest first: the order to remove them in
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix='.write-probe.', suffix='.tmp'); os.close(fd); os.remove(probe)
+        for folder in created: folder.rmdir()   # the run makes them again when it first writes: refused later, it leaves no empty folder
+    except OSError as e: raise cannot_write(e) from e
+
+
 # %% ../nbs/02_training.ipynb #858a56fb
 def check_epochs(ck:dict, # a loaded `last.pth`
                  n_epochs:int, # the epochs the resumed fit asks for
@@ -957,11 +981,20 @@ def fit_paper(learn:Learner, # from `capsule_learner`
               show_progress:bool=True, # progress bars; `False`: one plain line per epoch (scripts, CI)
               cbs:list|None=None, # more callbacks for this fit
               run_settings:dict|None=None, # the run's own settings (seed, batch size, data split...): recorded, and checked on resume
+              overwrite:bool=False, # train a new run over one that `ckpt_dir` holds (its files are deleted first); else it is refused
              ) -> Learner:
     "Train `learn` for `n_epochs` with the paper's one-cycle schedule, checkpointing every epoch; `resume=True` continues an interrupted run"
     recorded = ['train_loss', 'valid_loss'] + [m.name for m in learn.metrics]   # what the Recorder will record each epoch
     if monitor not in recorded: raise ValueError(f"monitor must be one of {recorded} (--monitor); received {monitor!r}")
-    ckpt_dir = Path(ckpt_dir) if ckpt_dir is not None else Path(learn.path)/learn.model_dir
+    ckpt_dir = Path(ckpt_dir if ckpt_dir is not None else Path(learn.path)/learn.model_dir).expanduser()   # '~/runs/x': the home folder's
+    held = [name for name in ('last.pth', *RUN_FILES) if (ckpt_dir/name).exists()]
+    if held and overwrite:
+        for name in held: (ckpt_dir/name).unlink()
+    elif held and not (resume and 'last.pth' in held):   # a new run would replace them epoch by epoch
+        can_resume = 'last.pth' in held
+        raise FileExistsError(f"ckpt_dir {ckpt_dir} holds a run ({', '.join(held)}{'' if can_resume else ', but no last.pth to resume it from'}): "
+                              f"{'pass resume=True to continue it, ' if can_resume else ''}overwrite=True to train a new run over it, or choose another ckpt_dir")
+    check_writable_folder(ckpt_dir, 'ckpt_dir')   # now, not after the first epoch
     schedule = {'lr_min': float(lr_min), 'lr_max': float(lr_max), 'pct_warmup': float(pct_warmup)}
     start, ck = 0, None
     if resume:
@@ -1058,28 +1091,22 @@ class FastaiDataset:
 def compile_whole_model(model:nn.Module,
                         mode:str|None=None, # `torch.compile`'s mode: None (default) or e.g. 'reduce-overhead' (CUDA graphs on a GPU)
                        ) -> nn.Module:
-    "Compile `model` with TorchInductor in place (`nn.Module.compile`), its routing layers without their finite check"
+    "Compile `model` with TorchInductor in place (`nn.Module.compile`), without the value checks of its routing layers (non-finite poses) and images (range)"
     for m in model.modules():
         if hasattr(m, 'check_finite'): m.check_finite = False
+        if hasattr(m, 'check_values'): m.check_values = False
     model.compile(mode=mode)
     return model
 
 # %% ../nbs/02_training.ipynb #89e46cd8
 from .lineage import routing_class
 
-RUN_FILES = ('best.pth', 'history.csv', 'results.json')   # what a run writes besides last.pth
-
 def check_out_folder(out:str|Path, # the folder a run writes (last.pth, best.pth, history.csv, results.json)
                      resume:bool=False, # whether the command continues the run in it
                     ) -> Path:
     "`out` as a Path (`~` expanded), written to once; refused before any data is read when it is a file, holds something and `resume` is not set, holds a run without its last.pth, or cannot be written"
     out = Path(out).expanduser()   # `--out=~/runs/x` reaches us unexpanded: the home folder's runs, not a folder named '~'
-    cannot_write = lambda e: ValueError(f"--out {out} cannot be written ({e.strerror or e}): choose another --out")
-    try: out.exists()   # a name too long for the file system fails already here
-    except OSError as e: raise cannot_write(e) from e
-    if out.exists() and not out.is_dir(): raise FileExistsError(f"--out {out} is an existing file, not a folder: choose another --out")
-    above = next((p for p in out.parents if p.exists()), None)
-    if above is not None and not above.is_dir(): raise FileExistsError(f"--out {out}: {above} is an existing file, not a folder: choose another --out")
+    check_writable_folder(out, '--out', create=False)
     if not resume and out.is_dir() and any(out.iterdir()):
         held = sorted(p.name for p in out.iterdir())
         raise FileExistsError(f"--out {out} holds a run ({', '.join(held[:4])}{', ...' if len(held) > 4 else ''}): "
@@ -1088,12 +1115,7 @@ def check_out_folder(out:str|Path, # the folder a run writes (last.pth, best.pth
     if resume and found and not (out/'last.pth').exists():   # --resume would train from scratch over them
         raise FileExistsError(f"--out {out} holds a run ({', '.join(found)}) but no last.pth to resume it from: "
                               "choose another --out, or move those files away to train it again")
-    try:   # now, not after the first epoch
-        created = [p for p in (out, *out.parents) if not p.exists()]   # the deepest first: the order to remove them in
-        out.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=out, prefix='.write-probe.', suffix='.tmp'); os.close(fd); os.remove(probe)
-        for folder in created: folder.rmdir()   # the run makes them again when it first writes: a command refused later leaves no empty folder
-    except OSError as e: raise cannot_write(e) from e
+    check_writable_folder(out, '--out')   # now, not after the first epoch
     return out
 
 # %% ../nbs/02_training.ipynb #c695754b

@@ -29,8 +29,8 @@ from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb, SMAL
 __all__ = ['IDX_TYPES', 'FASHION_MNIST_CLASSES', 'FASHION_MNIST_FILES', 'FASHION_MNIST_URL', 'FASHION_MNIST_CHECKSUMS',
            'idx_header', 'write_idx', 'read_idx', 'verify_sha256sums', 'FashionMNIST', 'find_idx_file',
            'load_fashion_mnist', 'download_fashion_mnist', 'show_images', 'check_valid_count', 'stratified_split',
-           'TensorItems', 'tensor_items', 'TensorBatchDL', 'ShownImages', 'plot_top_image_losses', 'side_by_side',
-           'uint8_to_unit', 'tensor_dataloaders', 'fashion_mnist_dataloaders', 'smallnorb_dataloaders',
+           'TensorItems', 'array_as_tensor', 'tensor_items', 'TensorBatchDL', 'ShownImages', 'plot_top_image_losses',
+           'side_by_side', 'uint8_to_unit', 'tensor_dataloaders', 'fashion_mnist_dataloaders', 'smallnorb_dataloaders',
            'fashion_mnist_capsnet', 'fashion_mnist_main']
 
 # %% ../nbs/03a_fashion_mnist.ipynb #a3a2fec6
@@ -88,7 +88,7 @@ def verify_sha256sums(folder:str|Path, names:list[str]|None=None) -> int:
     for name in (names if names is not None else sums):
         if name not in sums: raise ValueError(f"{folder/'SHA256SUMS'} lists no checksum for {name}")
         got = sha256sum(folder/name)
-        if got != sums[name]: raise ValueError(f"{folder/name}: SHA-256 {got} differs from {sums[name]} in SHA256SUMS")
+        if got != sums[name].lower(): raise ValueError(f"{folder/name}: SHA-256 {got} differs from {sums[name]} in SHA256SUMS")   # hex digits of either case
     return len(names if names is not None else sums)
 
 # %% ../nbs/03a_fashion_mnist.ipynb #468c4fce
@@ -120,8 +120,12 @@ def load_fashion_mnist(folder, # holding the four IDX files, each .gz or uncompr
     arrays = {k: read_idx(p) for k, p in paths.items()}
     for split in ('train', 'test'):
         x, y = arrays[f'{split}_images'], arrays[f'{split}_labels']
+        named = f"{paths[f'{split}_images']} and {paths[f'{split}_labels']}"
         if x.dtype != np.uint8 or x.ndim != 3 or y.shape != x.shape[:1]:
-            raise ValueError(f"{split}: expected uint8 images [N, H, W] and labels [N], got {x.dtype} {list(x.shape)} and {list(y.shape)}")
+            raise ValueError(f"{named}: expected uint8 images [N, H, W] and labels [N], got {x.dtype} {list(x.shape)} and {list(y.shape)}")
+        outside = np.flatnonzero((y < 0) | (y >= len(FASHION_MNIST_CLASSES)))   # [k]: a label out of range would fail training only at its batch
+        if len(outside): raise ValueError(f"{paths[f'{split}_labels']}: labels must lie in 0..{len(FASHION_MNIST_CLASSES) - 1}; "
+                                          f"{len(outside):,} do not, the first {int(y[outside[0]])} at item {outside[0]:,}")
         arrays[f'{split}_labels'] = y.astype(np.int64)
     return FashionMNIST(**arrays)
 
@@ -214,16 +218,24 @@ class TensorItems(FastaiDataset, TensorDataset):
         "Each item as a tuple of views of the tensors (fastai's `Interpretation` picks some and batches them with `test_dl`)"
         return list(zip(*(t.unbind(0) for t in self.tensors)))
 
+def array_as_tensor(a):
+    "A NumPy array as the tensor of its dtype (uint8 pixels stay uint8), copied when it cannot be written (a memory-mapped file's); anything else as it is"
+    if not isinstance(a, np.ndarray): return a
+    return torch.from_numpy(a if a.flags.writeable else a.copy())   # torch warns on a read-only array, whose memory it would share
+
 def tensor_items(data) -> TensorItems:
-    "`data` as `TensorItems`: a `TensorDataset`, one tensor (inputs alone: `learn.dls.test_dl(images)`), or a list of items, each a tensor or a tuple of tensors (`learn.predict` passes one, fastai's `Interpretation` several)"
+    "`data` as `TensorItems`: a `TensorDataset`, one tensor or NumPy array (inputs alone: `learn.dls.test_dl(images)`), or a list of items, each a tensor, an array, or a tuple of them (`learn.predict` passes one, fastai's `Interpretation` several)"
     if isinstance(data, TensorItems): return data
     if isinstance(data, TensorDataset): return TensorItems(*data.tensors)
-    if isinstance(data, torch.Tensor): return TensorItems(data)
+    if isinstance(data, (torch.Tensor, np.ndarray)): return TensorItems(array_as_tensor(data))
     listy = isinstance(data, (list, tuple, L))   # L: fastai's list, which its `Interpretation` passes
-    items = [(item,) if isinstance(item, torch.Tensor) else item for item in data] if listy else None
-    if not items or not all(isinstance(item, tuple) and all(isinstance(t, torch.Tensor) for t in item) for item in items):
-        raise TypeError(f"expected a TensorDataset, a tensor, or a list of tensors or of tuples of tensors; received {type(data).__name__}"
-                        f"{' of ' + type(data[0]).__name__ if listy and len(data) else ''}")
+    items = [tuple(map(array_as_tensor, item if isinstance(item, tuple) else (item,))) for item in data] if listy else None
+    bad = next((k for k, item in enumerate(items or []) if not all(isinstance(t, torch.Tensor) for t in item)), None)
+    if not items or bad is not None:
+        what = lambda x: f"tuple of {', '.join(type(t).__name__ for t in x)}" if isinstance(x, tuple) else type(x).__name__
+        raise TypeError(f"expected a TensorDataset, a tensor or NumPy array, or a list of them or of tuples of them; received {type(data).__name__}"
+                        f"{' of ' + what(data[bad]) if bad is not None else ''}: images go in as uint8 pixels or floats in [0, 1] "
+                        "(a file: np.asarray(PIL.Image.open(path)))")
     return TensorItems(*(torch.stack(field) for field in zip(*items)))   # one [n, ...] tensor per field
 
 class TensorBatchDL(DataLoader):
@@ -259,8 +271,16 @@ class TensorBatchDL(DataLoader):
         if not y: return pictures, None, L((p,) for p in pictures)
         return pictures, TensorCategory(y[0][:max_n]), L(zip(pictures, map(self.dataset.class_name, y[0][:max_n])))
     def new(self, dataset=None, cls=None, **kwargs):
-        if dataset is not None: dataset = self._with_task_classes(tensor_items(dataset))
+        if dataset is not None: dataset = self._with_task_classes(self._with_task_channels(tensor_items(dataset)))
         return super().new(dataset=dataset, cls=cls, **kwargs)
+    def _with_task_channels(self, items:TensorItems) -> TensorItems:
+        "`items` whose images have this loader's channels: one-channel images given as [H, W] get their channel axis; another count of channels is refused"
+        ours, theirs = self.dataset.tensors[0].shape[1:], items.tensors[0].shape[1:]   # one item's shape each: [C, H, W] for images
+        if len(ours) != 3 or (len(theirs) == 3 and theirs[0] == ours[0]): return items
+        if len(theirs) == 2 and ours[0] == 1:   # Fashion-MNIST's own [H, W] images
+            return TensorItems(items.tensors[0][:, None], *items.tensors[1:], vocab=items.vocab)   # [n, H, W] -> [n, 1, H, W]
+        raise ValueError(f"this task's images are [{ours[0]}, H, W] (channels, height, width); received images of {list(theirs)}: "
+                         f"give one image as [{ours[0]}, H, W], several as [n, {ours[0]}, H, W]")
     def _with_task_classes(self, items:TensorItems) -> TensorItems:
         "`items` naming this loader's classes (`test_dl` of images, of items, or of `TensorItems` without names); refused when they name another number of classes"
         ours, theirs = self.dataset.vocab, items.vocab
