@@ -933,7 +933,7 @@ def quiet_learner(learn:Learner, quiet:bool=True):
         with learn.no_bar(): yield learn
     finally: learn.logger = logger
 
-# %% ../nbs/02_training.ipynb #419c654c
+# %% ../nbs/02_training.ipynb #5337cd34
 RUN_FILES = ('best.pth', 'history.csv', 'results.json')   # what a run writes besides last.pth
 
 def check_writable_folder(out:Path, # a folder a run will write, which may not exist yet
