@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #21c3772b
 from __future__ import annotations
-import gzip, math, numbers, os, sys, warnings
+import gzip, math, numbers, os, shlex, sys, warnings
 from contextlib import contextmanager
 from pathlib import Path
 import torch
@@ -12,7 +12,7 @@ import torch
 # %% auto #0
 __all__ = ['FILE_LOCKS', 'project_root', 'shared_dir', 'shared_required', 'report_skip', 'shared_file', 'open_maybe_gzip',
            'default_device', 'is_int', 'check_positive_ints', 'check_eps', 'check_seed', 'exclusive_lock',
-           'import_fastai_quietly', 'name_python_m_command']
+           'import_fastai_quietly', 'name_python_m_command', 'fetch_hint']
 
 # %% ../nbs/00_core.ipynb #e0048397
 def project_root(start:Path|None=None) -> Path|None:
@@ -127,3 +127,14 @@ def name_python_m_command(module_globals:dict, # `globals()` of the module about
     if module_globals.get('__name__') != '__main__' or not file: return   # imported, or a notebook's cell
     if Path(file).resolve().parent != Path(capsule_routing.__file__).resolve().parent: return   # another program's own script
     sys.argv[0] = f'python -m capsule_routing.{Path(file).stem}'   # argparse names the command by this (its part after the last slash)
+
+# %% ../nbs/00_core.ipynb #ac201b79
+def fetch_hint(folder:str|Path, # the data folder that lacks its files
+               fetch:str, # the Python function that downloads them, e.g. 'download_sst'
+               command:str, # the command line that takes --download --data, e.g. 'capsule-routing-sst embed'
+              ) -> str:
+    "How to fetch a data set into `folder`, from Python and from the shell (a line that can be pasted); or that `folder` is a file"
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        return f"{folder} is a file, not a folder: name the folder that holds the files, or a new one to download them into"
+    return f"{fetch}({str(folder)!r}) fetches them (from the shell, {command} --download --data {shlex.quote(str(folder))})"

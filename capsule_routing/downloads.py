@@ -199,9 +199,16 @@ def download_file(url:str, # where the file is published
 def download_for_command_line(download:Callable, # e.g. `download_smallnorb`, called with `data`
                               data, # the folder the command downloads into
                              ):
-    "`download(data)` (what it returns), its network and disk failures (`OSError`, urllib's `URLError` among them) as one-line errors"
+    "`download(data)` (what it returns), its network and disk failures (`OSError`, urllib's `URLError` among them) as one-line errors; a failure leaves no empty folder"
+    data = Path(data).expanduser()
+    created = [p for p in (data, *data.parents) if not p.exists()]   # the deepest first: the order to remove them in
     try: return download(data)
-    except OSError as e: raise ValueError(f"--download into {data} failed: {e}") from e
+    except BaseException as e:
+        for folder in created:   # a partial file kept to resume from keeps its folder
+            try: folder.rmdir()
+            except OSError: break
+        if isinstance(e, OSError): raise ValueError(f"--download into {data} failed: {e}") from e
+        raise
 
 # %% ../nbs/00a_downloads.ipynb #2dac5739
 RELEASED_URL = 'https://github.com/glassroom/heinsen_routing_2019_paper/raw/8b53f5207eeb75ca294962aab67b29d57c68d6de/'

@@ -282,9 +282,12 @@ def _atomic_write_bytes(path:Path, data:bytes):
     "Write `data` to `path` so that `path` is either absent/old or complete, never partial"
     path = Path(path)
     tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
-    with open(tmp, 'wb') as f:
-        f.write(data); f.flush(); os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, 'wb') as f:
+            f.write(data); f.flush(); os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:   # a full disk, a folder under that name, an interrupt: no hidden file left behind
+        tmp.unlink(missing_ok=True); raise
     _fsync_path(path.parent)
 
 # %% ../nbs/04a_embeddings.ipynb #93720852

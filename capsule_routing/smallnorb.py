@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
-from .core import open_maybe_gzip, check_positive_ints, check_seed, is_int, name_python_m_command
+from .core import open_maybe_gzip, check_positive_ints, check_seed, is_int, name_python_m_command, fetch_hint
 from .downloads import check_checksum, download_file, download_for_command_line
 
 # %% auto #0
@@ -145,7 +145,7 @@ def _find_file(folder:Path, name:str) -> Path:
     for candidate in [folder/name, folder/(name + '.gz')]:
         if candidate.exists(): return candidate
     raise FileNotFoundError(f"neither {folder/name} nor {name}.gz found in {folder}; "
-                            f"download_smallnorb({str(folder)!r}) fetches the official files (from the shell, capsule-routing-smallnorb --download --data {folder})")
+                            f"{fetch_hint(folder, 'download_smallnorb', 'capsule-routing-smallnorb')}")   # the official files
 
 def load_smallnorb(folder, # holding the official files, plain or .gz
                    split:str='train', # 'train' or 'test'

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
-from .core import default_device, check_positive_ints
+from .core import default_device, check_positive_ints, fetch_hint
 from .downloads import download_file, download_for_command_line, sha256sum
 
 # %% auto #0
@@ -18,9 +18,9 @@ __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAM
            'EMBED_DTYPES', 'SST_CLI_HELP', 'unescape_ptb', 'Tree', 'TreeFormatError', 'parse_tree', 'read_trees',
            'unique_phrases', 'root_sentences', 'sst_folder', 'sst_trees', 'check_train_texts', 'load_sst',
            'task_subset', 'n_classes', 'download_sst', 'check_mask', 'SSTCapsNet', 'rel_err', 'sst_caches',
-           'sst_dataloaders', 'sst_model', 'distill_targets', 'save_teacher', 'load_teacher', 'teacher_names',
-           'check_distill', 'logistic_baseline', 'sst_baseline', 'check_embed_args', 'sst_embed', 'embed_command',
-           'train_sst', 'sst_command_name', 'sst_cli', 'sst_main']
+           'sst_dataloaders', 'sst_model', 'distill_targets', 'save_teacher', 'check_teacher_texts', 'load_teacher',
+           'teacher_names', 'check_distill', 'logistic_baseline', 'sst_baseline', 'check_embed_args', 'sst_embed',
+           'embed_command', 'train_sst', 'sst_command_name', 'sst_cli', 'sst_main']
 
 # %% ../nbs/04_sst.ipynb #fe8f741c
 PTB_UNESCAPE = {'-LRB-': '(', '-RRB-': ')', '-LSB-': '[', '-RSB-': ']', '-LCB-': '{', '-RCB-': '}',
@@ -139,7 +139,7 @@ def sst_folder(folder:str|Path) -> Path:
     for cand in (folder, folder/'trees'):
         if all((cand/f'{s}.txt').exists() for s in SST_SPLITS): return cand
     raise FileNotFoundError(f"no train.txt, dev.txt and test.txt in {folder} or {folder/'trees'} "
-                            f"(download_sst({str(folder)!r}) fetches them; from the shell, capsule-routing-sst embed --download --data {folder})")
+                            f"; {fetch_hint(folder, 'download_sst', 'capsule-routing-sst embed')}")
 
 def sst_trees(folder:str|Path) -> dict[str, list[Tree]]:
     "`{'train', 'dev', 'test'}` -> the trees of that file"
@@ -347,6 +347,7 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
     n_classes(task)                       # refuses an unknown task before any embedding
     check_distill(teacher, distill)
     sst = load_sst(data, train=train)   # its texts too: batches show as texts (`EmbeddingsDL.show_batch`, fastai's `plot_top_losses`)
+    if teacher is not None: check_teacher_texts(teacher, sst['train'][0])   # before they are embedded (hours, for all phrases)
     tf = _as_transformer(transformer)
     caches = sst_caches(sst, tf, cache_dir, progress=progress, **kwargs)
     teacher_probs = None if teacher is None else load_teacher(teacher, caches['train'][0])   # [N_train, C]
@@ -385,7 +386,7 @@ def distill_targets(labels, # [N] classes of the task
 
 # %% ../nbs/04_sst.ipynb #985306d9
 import io, json
-from .embeddings import _atomic_write_bytes
+from .embeddings import _atomic_write_bytes, texts_digest
 
 def save_teacher(path:str|Path, # the file to write (.npz)
                  probs, # [N, C] class probabilities of every text of `cache`, in the cache's order
@@ -403,6 +404,14 @@ def save_teacher(path:str|Path, # the file to write (.npz)
              teachers=np.array(json.dumps([str(t) for t in teachers])))
     _atomic_write_bytes(path, buf.getvalue())   # as the caches' index and manifest are written
     return path
+
+def check_teacher_texts(path:str|Path, # a teacher file (`save_teacher`)
+                        texts:list[str], # the training texts, in the order their cache holds them
+                       ):
+    "Refuse a teacher file written for other texts than `texts`, from the texts alone (before any is embedded)"
+    probs, digest = _read_teacher(path, 'probs', 'texts_sha256')
+    if digest != texts_digest(texts) or len(probs) != len(texts):
+        raise ValueError(f"{path} was written for other texts than these {len(texts):,} training texts (a teacher of --train phrases or roots, of these trees)")
 
 def load_teacher(path:str|Path, # written by `save_teacher`
                  cache:EmbeddingCache, # the training cache it must belong to
@@ -500,6 +509,8 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
              ):
     "Embed SST's texts with a frozen transformer into memory-mapped fp16 caches (resumable)"
     split_list = check_embed_args(transformer, splits, dtype, max_tokens, train)   # before any download or model
+    if revision is not None and Path(transformer).expanduser().is_dir():
+        raise ValueError(f"--revision {revision!r} names a commit of a hub model; {transformer} is a local folder, whose own files are read: leave --revision out")
     if download: data = str(download_for_command_line(download_sst, data))   # no network: one line, not a traceback
     tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype), revision=revision)
     t0 = time.time()
@@ -570,6 +581,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     if not mixup >= 0: raise ValueError(f"mixup is the alpha of Beta(alpha, alpha), >= 0 (0: no MixUp), received {mixup}")
     if ema: WeightAverage(ema)   # refuses a decay outside (0, 1) here, not after the data are read
     check_loss_name(loss)
+    if teacher: teacher = str(Path(teacher).expanduser().resolve())   # `--teacher=~/t.npz`; recorded absolute, as data and transformer
     if teacher and loss != 'cross_entropy': raise ValueError(f"a teacher's soft targets train with loss='cross_entropy', not {loss!r}")
     check_distill(teacher, distill)
     check_positive_ints(epochs=epochs, bs=bs)
@@ -597,7 +609,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     res = train_main(dls_fn, partial(sst_model, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts,
                                           routing=routing, d_pose=d_pose, part_init=part_init), data=data, epochs=epochs, bs=bs,
                      lr_max=lr_max, lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
-                     learner_kwargs=dict(mixup=mixup, ema=ema), loss=loss, run_files={'targets.json': json.dumps(targets)},
+                     learner_kwargs=dict(mixup=mixup, ema=ema), loss=loss, run_files={'targets.json': json.dumps(targets)}, report=False,
                      settings=dict(task=task, **recorded_model, train=train, architecture=architecture, n_iters=n_iters, d_parts=d_parts,
                                    n_parts=n_parts, routing=routing, d_pose=d_pose, part_init=part_init, mixup=mixup, ema=ema))
     history = (out/'history.csv').read_text().splitlines()
@@ -612,6 +624,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
                dev_accuracy_by_epoch=[float(row.split(',')[accuracy_column]) for row in history[1:]],
                wall_seconds=round(time.time() - t0, 1), torch_threads=torch.get_num_threads())
     (out/'results.json').write_text(json.dumps(res, indent=2))
+    print(json.dumps(res, indent=2))   # what results.json holds
     return res
 
 SST_CLI_HELP = """usage: python -m capsule_routing.sst [embed | train] [options]

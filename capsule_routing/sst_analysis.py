@@ -5,6 +5,7 @@
 # %% ../nbs/04b_sst_results.ipynb #529d45b4
 from __future__ import annotations
 import json, os, re, shutil, sys, time, warnings
+from contextlib import redirect_stdout
 from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
@@ -222,7 +223,7 @@ def collect_sst_results(runs:str='runs', # folder of run folders
                         baseline:str='runs/baseline_minilm.json', # the baseline's results (copied under its own name when it exists; 'none': no baseline)
                         weights_seed:int=0, # runs of this seed also get `model.pt`
                         cache_dir:str=None, # parent folder of the embedding caches
-                        dev:bool=True, # write and check the dev predictions too (`--no-dev`: skip them)
+                        dev:bool=True, # the dev predictions are written and checked too; `--no-dev` skips them
                        ) -> list[dict]:
     "Test (and dev) predictions and the small files of every finished run, the baseline, test sentences and cache sizes, into `dest`"
     if not Path(runs).exists(): raise FileNotFoundError(f"--runs {runs}: no such folder")
@@ -282,7 +283,12 @@ def save_embedded_sentences(transformer:str, # the embedding model (hub name or 
                             max_words:int=14, # the longest sentence to pick, in words
                            ) -> dict:
     "Embed the picked sentences with `embed_texts` and save their tokens, mask and fp16 hidden states"
-    picked = pick_sentences(pd.read_csv(sentences), min_words, max_words)
+    try: table = pd.read_csv(sentences)
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as e: table, problem = None, f"{type(e).__name__}: {e}".strip()
+    else: problem = f"its columns are {list(table.columns)}" if not {'index', 'label', 'text'} <= set(table.columns) else None
+    if problem: raise ValueError(f"{sentences} is not a table of test sentences, a CSV with the columns index, label, text "
+                                 f"(as results/sst/test_sentences.csv): {problem}")
+    picked = pick_sentences(table, min_words, max_words)
     if picked.empty: raise ValueError(f"{sentences} has no sentence of {min_words} to {max_words} words")
     mask, embs, tokens = embed_texts(picked.text.tolist(), FrozenTransformer(transformer, device='cpu'))
     dest = Path(dest or Path(sentences).parent/f'picked_sentences_{transformer_label(transformer)}.pt')
@@ -334,6 +340,7 @@ def teach(runs:str, # comma-separated run folders: the teacher heads
     "Write the teacher file of the runs' heads (`teacher_probabilities`, `save_teacher`); return what it holds"
     check_positive_ints(bs=bs)
     if not Path(out).parent.is_dir(): raise FileNotFoundError(f"{out}: the folder {Path(out).parent} does not exist")   # now, not after every head has run
+    if Path(out).is_dir(): raise IsADirectoryError(f"{out} is a folder: name the teacher file to write in it, e.g. {Path(out)/'teacher.npz'}")
     t0 = time.time()
     run_list = [r.strip() for r in runs.split(',') if r.strip()]
     probs, cache = teacher_probabilities(run_list, data, cache_dir, bs, progress=not quiet, transformer=transformer)
@@ -415,7 +422,7 @@ def sst_analysis_cli(argv:list[str]|None=None): # the arguments (default: `sys.a
     for hidden in ('pdb', 'xtra'): args.pop(hidden, None)
     # a path the shell left as `~/...` (after `--data=`, or quoted), each of teach's comma-separated runs too: the home folder's
     args = {k: ','.join(map(os.path.expanduser, v.split(','))) if isinstance(v, str) else v for k, v in args.items()}
-    res = func(**args)
+    with redirect_stdout(sys.stderr): res = func(**args)   # progress bars and notes to stderr: standard output is the JSON alone
     print(json.dumps(res, indent=1, ensure_ascii=False))   # texts as written, not \u escapes
     return res
 

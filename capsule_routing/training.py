@@ -1196,6 +1196,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                loss:str='cross_entropy', # 'cross_entropy' (the paper's), 'spread' (Hinton et al.'s, for EM routing) or 'margin' (Sabour et al.'s, for dynamic routing)
                settings:dict|None=None, # the data module's own settings (model size, augmentation, split), recorded in results.json
                run_files:dict|None=None, # `{name: text}` the data module records in `out` once the data are read (SST's targets.json)
+               report:bool=True, # print the results (False: the caller adds to them, and prints what it writes)
               ) -> dict:
     "Train with the paper's regime, checkpointing to `out`, then evaluate the best-by-validation model once on the test set"
     # refused before any data is read (smallNORB's files take a while)
@@ -1251,7 +1252,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                'epoch_seconds': learn.epoch_seconds,
                'best_valid': learn.best_valid, 'test': test}
     (out/'results.json').write_text(json.dumps(results, indent=2))
-    print(json.dumps(results, indent=2))
+    if report: print(json.dumps(results, indent=2))
     return results
 
 # %% ../nbs/02_training.ipynb #994e21dc

@@ -20,7 +20,7 @@ from fastai.torch_core import TensorBase, TensorCategory
 from fastai.interpret import plot_top_losses as fastai_plot_top_losses
 from fastcore.foundation import L
 from torch.utils.data import TensorDataset
-from .core import default_device, open_maybe_gzip, is_int, name_python_m_command
+from .core import default_device, open_maybe_gzip, is_int, name_python_m_command, fetch_hint
 from .downloads import check_checksum, download_file, sha256sum, download_for_command_line
 from .training import FastaiDataset
 from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb, SMALLNORB_CLASSES
@@ -114,8 +114,7 @@ def load_fashion_mnist(folder, # holding the four IDX files, each .gz or uncompr
     folder = Path(folder).expanduser()   # `--data=~/fm` reaches us unexpanded
     paths = {k: find_idx_file(folder, n) for k, n in FASHION_MNIST_FILES.items()}
     missing = [f"{n} (or {n.removesuffix('.gz')})" for k, n in FASHION_MNIST_FILES.items() if paths[k] is None]
-    if missing: raise FileNotFoundError(f"{folder} lacks {', '.join(missing)}; download_fashion_mnist({str(folder)!r}) fetches them "
-                                        f"(from the shell, capsule-routing-fashion-mnist --download --data {folder})")
+    if missing: raise FileNotFoundError(f"{folder} lacks {', '.join(missing)}; {fetch_hint(folder, 'download_fashion_mnist', 'capsule-routing-fashion-mnist')}")
     if verify and (folder/'SHA256SUMS').exists(): verify_sha256sums(folder, [p.name for p in paths.values()])
     arrays = {k: read_idx(p) for k, p in paths.items()}
     for split in ('train', 'test'):
