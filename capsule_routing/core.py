@@ -128,7 +128,7 @@ def name_python_m_command(module_globals:dict, # `globals()` of the module about
     if Path(file).resolve().parent != Path(capsule_routing.__file__).resolve().parent: return   # another program's own script
     sys.argv[0] = f'python -m capsule_routing.{Path(file).stem}'   # argparse names the command by this (its part after the last slash)
 
-# %% ../nbs/00_core.ipynb #ac201b79
+# %% ../nbs/00_core.ipynb #346f44c7
 def fetch_hint(folder:str|Path, # the data folder that lacks its files
                fetch:str, # the Python function that downloads them, e.g. 'download_sst'
                command:str, # the command line that takes --download --data, e.g. 'capsule-routing-sst embed'

@@ -506,6 +506,7 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
               max_tokens:int=8192, # cap on a batch's padded size in tokens
               download:bool=False, # first download the treebank into `data`
               revision:str=None, # a hub model's commit (default: the newest), e.g. the one a run recorded
+              quiet:bool=False, # no progress bars (as train's --quiet)
              ):
     "Embed SST's texts with a frozen transformer into memory-mapped fp16 caches (resumable)"
     split_list = check_embed_args(transformer, splits, dtype, max_tokens, train)   # before any download or model
@@ -514,7 +515,7 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
     if download: data = str(download_for_command_line(download_sst, data))   # no network: one line, not a traceback
     tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype), revision=revision)
     t0 = time.time()
-    caches = sst_caches(data, tf, cache_dir, train=train, splits=split_list, max_tokens=max_tokens)
+    caches = sst_caches(data, tf, cache_dir, train=train, splits=split_list, max_tokens=max_tokens, progress=not quiet)
     print()
     for s, (cache, _) in caches.items():
         print(f"{s}: {len(cache)} texts, {cache.n_tokens} tokens, {cache.manifest['seconds']} s when built -> {cache.folder}")
