@@ -1,9 +1,10 @@
 """Collect every numbered notebook in nbs/ as a pytest test, run the way `nbdev_test` runs it.
 
 Cells tagged with a flag in settings.ini's `tst_flags` (`slow`, `cuda`) are skipped, unless the flag is
-passed with `--nbflags "slow cuda"`. Each notebook is one test item, so `pytest` prints `N passed, M failed`.
+passed with `--nbflags "slow cuda"`. Each notebook is one test item, run in an interpreter of its own, so `pytest`
+prints `N passed, M failed`.
 """
-import os, sys, tempfile
+import os, subprocess, sys, tempfile
 from pathlib import Path
 import pytest
 
@@ -41,17 +42,22 @@ class NotebookFile(pytest.File):
 
 class NotebookError(Exception): pass
 
+RUN_ONE = """import sys
+from pathlib import Path
+from nbdev.config import get_config
+from nbdev.test import test_nb
+ok, secs = test_nb(Path(sys.argv[1]), skip_flags=get_config().tst_flags.split(), force_flags=sys.argv[2].split(), basepath=Path(sys.argv[3]))
+sys.exit(0 if ok else 1)"""
+
 class NotebookItem(pytest.Item):
     def runtest(self):
-        from nbdev.config import get_config
-        from nbdev.test import test_nb
-        skip_flags = get_config().tst_flags.split()
-        force_flags = self.config.getoption('--nbflags').split()
-        cwd = os.getcwd()
-        os.chdir(self.path.parent)
-        try: ok, secs = test_nb(self.path, skip_flags=skip_flags, force_flags=force_flags, basepath=ROOT)
-        finally: os.chdir(cwd)
-        if not ok: raise NotebookError(f'{self.path.name} failed (the failing cell is printed above)')
+        # a fresh interpreter per notebook, as a reader runs one: what an earlier notebook imported or set (fastai's patches
+        # of torch, a default dtype, a class attribute) must not make this one pass
+        r = subprocess.run([sys.executable, '-c', RUN_ONE, str(self.path), self.config.getoption('--nbflags'), str(ROOT)],
+                           cwd=self.path.parent, capture_output=True, text=True)
+        if r.returncode:
+            said = '\n'.join(l for l in (r.stdout + r.stderr).splitlines() if not l.lstrip().startswith('DEBUG'))
+            raise NotebookError(f'{self.path.name} failed (in a fresh interpreter):\n{said[-6000:]}')
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, NotebookError): return str(excinfo.value)

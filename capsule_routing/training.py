@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_training.ipynb #965c3f80
 from __future__ import annotations
-import contextvars, functools, hashlib, io, json, math, os, pickle, random, re, struct, sys, tempfile, time, warnings
+import contextvars, functools, hashlib, io, json, math, os, pickle, random, re, signal, struct, sys, tempfile, threading, time, warnings
 from contextlib import contextmanager
 from pathlib import Path
 from collections.abc import Sequence
@@ -39,8 +39,8 @@ __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILE
            'decode_scores', 'reduce_loss', 'SpreadMargin', 'MarginLoss', 'check_loss_name', 'PaperOneCycle',
            'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop', 'check_pad', 'PadCropCallback',
            'CapsuleMixUp', 'WeightAverage', 'none_as_empty', 'EmptyForNone', 'CapsuleLearner', 'DeviceSmoothLoss',
-           'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'atomic_save', 'get_rng_states', 'set_rng_states',
-           'loss_repr', 'augmentation_repr', 'model_repr', 'check_model_repr', 'check_run_settings',
+           'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'interrupts_held', 'atomic_save', 'get_rng_states',
+           'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr', 'check_model_repr', 'check_run_settings',
            'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner',
            'check_writable_folder', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls',
            'TinyCapsuleNet', 'evaluate_checkpoint', 'FastaiDataset', 'compile_whole_model', 'check_out_folder',
@@ -492,26 +492,40 @@ def current_umask() -> int:
     umask = os.umask(0o022); os.umask(umask)
     return umask
 
+@contextmanager
+def interrupts_held():
+    "Hold Ctrl-C (SIGINT) until the block has ended, then deliver it to the handler it would have reached (in the main thread; elsewhere signals cannot be caught)"
+    if threading.current_thread() is not threading.main_thread(): yield; return
+    received = []
+    before = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try: yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+        if received: signal.raise_signal(signal.SIGINT)   # KeyboardInterrupt by Python's handler, now that the block is done
+
 def atomic_save(obj, path:str|Path, **kwargs) -> Path:
-    "`torch.save` `obj` (with `kwargs`, e.g. `pickle_module`) to `path` through a temporary file in the same folder and an atomic rename"
+    "`torch.save` `obj` (with `kwargs`, e.g. `pickle_module`) to `path` through a temporary file in the same folder and an atomic rename; Ctrl-C waits for it"
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
     umask = current_umask()   # mkstemp makes the file private (0600); `open` would give 0666 less the umask
-    try:
-        with os.fdopen(fd, 'wb') as f:   # owns fd from here: closed however the block ends
-            os.fchmod(f.fileno(), 0o666 & ~umask)
-            torch.save(obj, f, **kwargs)
-            f.flush(); os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp): os.remove(tmp)
-        raise
-    try:  # make the rename itself durable
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try: os.fsync(dfd)
-        finally: os.close(dfd)
-    except OSError: pass  # some file systems cannot fsync a folder
+    # Ctrl-C inside torch's zip writer comes out as its C++ error ("enforce fail at inline_container.cc"), not KeyboardInterrupt:
+    # held until the file is written, it stops a run with the command line's own message
+    with interrupts_held():
+        try:
+            with os.fdopen(fd, 'wb') as f:   # owns fd from here: closed however the block ends
+                os.fchmod(f.fileno(), 0o666 & ~umask)
+                torch.save(obj, f, **kwargs)
+                f.flush(); os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp): os.remove(tmp)
+            raise
+        try:  # make the rename itself durable
+            dfd = os.open(path.parent, os.O_RDONLY)
+            try: os.fsync(dfd)
+            finally: os.close(dfd)
+        except OSError: pass  # some file systems cannot fsync a folder
     return path
 
 # %% ../nbs/02_training.ipynb #e0cefb1e
