@@ -12,6 +12,7 @@ import torch
 from torch import nn
 from .core import open_maybe_gzip, check_positive_ints, check_seed, is_int, name_python_m_command, fetch_hint
 from .downloads import check_checksum, download_file, download_for_command_line
+from .routing import under_vmap
 
 # %% auto #0
 __all__ = ['NORB_MAGIC', 'NORB_MAGIC_OF', 'SMALLNORB_URL', 'SMALLNORB_PREFIX', 'SMALLNORB_KINDS', 'SMALLNORB_CLASSES',
@@ -340,7 +341,7 @@ class SmallNORBCapsNet(nn.Module):
             raise ValueError(f"images of {H}x{W} are too small: the convolutions leave nothing below {side}x{side}")
         if not (images.dtype == torch.uint8 or images.is_floating_point()):   # other integers would enter unscaled
             raise TypeError(f"images must be uint8 pixels (0 to 255) or floats in [0, 1]; received {images.dtype}")
-        if images.is_floating_point() and self.check_values and not torch.compiler.is_exporting():   # floats 0 to 255 would enter 255 times too bright
+        if images.is_floating_point() and self.check_values and not torch.compiler.is_exporting() and not under_vmap():   # floats 0 to 255 would enter 255 times too bright
             outside = (images < 0) | (images > 1)   # [B, C, H, W]; NaN is neither: the routing names it
             if bool(outside.any()):
                 found = images[outside]

@@ -536,7 +536,7 @@ def embed_command(data:str|Path, # folder of the SST tree files
     args = ['capsule-routing-sst', 'embed', '--data', str(data), '--transformer', transformer.name, '--splits', splits]
     if 'train' in splits.split(','): args += ['--train', train]
     if transformer.dtype != torch.float32: args += ['--dtype', _dtype_name(transformer.dtype)]
-    if transformer.revision is not None: args += ['--revision', transformer.revision]
+    if transformer.revision is not None and not Path(transformer.name).is_dir(): args += ['--revision', transformer.revision]   # a folder's own files: no commit
     if cache_dir is not None: args += ['--cache_dir', str(cache_dir)]
     return shlex.join(args)
 

@@ -1001,6 +1001,8 @@ def fit_paper(learn:Learner, # from `capsule_learner`
     recorded = ['train_loss', 'valid_loss'] + [m.name for m in learn.metrics]   # what the Recorder will record each epoch
     if monitor not in recorded: raise ValueError(f"monitor must be one of {recorded} (--monitor); received {monitor!r}")
     ckpt_dir = Path(ckpt_dir if ckpt_dir is not None else Path(learn.path)/learn.model_dir).expanduser()   # '~/runs/x': the home folder's
+    if resume and overwrite: raise ValueError("resume=True continues the run in ckpt_dir, overwrite=True replaces it: choose one")
+    sched = ParamScheduler({'lr': PaperOneCycle(lr_min, lr_max, pct_warmup)})   # its checks before anything is deleted
     held = [name for name in ('last.pth', *RUN_FILES) if (ckpt_dir/name).exists()]
     if held and overwrite:
         for name in held: (ckpt_dir/name).unlink()
@@ -1019,7 +1021,6 @@ def fit_paper(learn:Learner, # from `capsule_learner`
         else: print(f"no checkpoint at {ckpt_dir/'last.pth'}: starting at epoch 0")
     if not isinstance(learn, CapsuleLearner) and start:
         raise ValueError(f"resuming needs a CapsuleLearner (from capsule_learner), got {type(learn).__name__}")
-    sched = ParamScheduler({'lr': PaperOneCycle(lr_min, lr_max, pct_warmup)})
     ckpt = CheckpointCallback(ckpt_dir, monitor=monitor, schedule=schedule, resume_from=ck, run_settings=run_settings)
     loss_func, logger = learn.loss_func, learn.logger
     try:
