@@ -137,4 +137,5 @@ def fetch_hint(folder:str|Path, # the data folder that lacks its files
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         return f"{folder} is a file, not a folder: name the folder that holds the files, or a new one to download them into"
-    return f"{fetch}({str(folder)!r}) fetches them (from the shell, {command} --download --data {shlex.quote(str(folder))})"
+    shell = str(folder) if not str(folder).startswith('-') else f'./{folder}'   # a folder named like an option would be read as one
+    return f"{fetch}({str(folder)!r}) fetches them (from the shell, {command} --download --data {shlex.quote(shell)})"

@@ -103,18 +103,22 @@ class SharedWeightVotes:
 def squash(s:torch.Tensor, # [..., d_cov, d_out] total inputs of output capsules
 ) -> torch.Tensor:         # [..., d_cov, d_out]: same direction, length |s|^2 / (1 + |s|^2)
     "Sabour et al.'s Eq. 1: shrink a pose to a length below one without turning it"
-    n2 = (s**2).sum((-2, -1), keepdim=True)                                         # [..., 1, 1] |s|^2
+    wide = s.float() if s.element_size() < 4 else s                                 # |s|^2 of a float16 pose overflows from |s| = 256; the factor below stays under 1/2
+    n2 = (wide**2).sum((-2, -1), keepdim=True)                                      # [..., 1, 1] |s|^2
     zero = n2 == 0
     n = n2.masked_fill(zero, 1).sqrt().masked_fill(zero, 0)                          # |s|, its derivatives of every order finite at s = 0 (the norm's second is NaN)
-    return n / (1 + n2) * s
+    return (n / (1 + n2)).to(s.dtype) * s
 
 # %% ../nbs/01a_routing_lineage.ipynb #4a44a3bb
 def squashed_length_logit(s:torch.Tensor, # [..., d_cov, d_out] total inputs of output capsules
 ) -> torch.Tensor:                        # [...]
-    "$\\log \\lVert s \\rVert^2$, the logit of the squashed length $\\lVert$`squash(s)`$\\rVert$"
-    n2 = (s**2).sum((-2, -1))                                                       # [...] |s|^2
-    empty = n2 == 0                                                                 # every input removed: nothing to be present
-    return torch.where(empty, float('-inf'), n2.masked_fill(empty, 1).log())      # log 0 = -inf, with a zero gradient, not NaN
+    "$\\log \\lVert s \\rVert^2$, the logit of the squashed length $\\lVert$`squash(s)`$\\rVert$; $-\\infty$ when no entry of $s$ reaches the smallest normal float"
+    wide = s.float() if s.element_size() < 4 else s                                 # as in `squash`: a float16 |s|^2 overflows from |s| = 256
+    top = wide.abs().amax((-2, -1))                                                 # [...] the largest entry: |s|^2 = top^2 |s / top|^2
+    empty = top < torch.finfo(wide.dtype).tiny                                      # zero (every input removed), or too small for a precise score and a finite 1/top
+    top = top.masked_fill(empty, 1)
+    n2_scaled = (wide / top[..., None, None]).square().sum((-2, -1)).masked_fill(empty, 1)   # [...] in [1, d_cov d_out]: never subnormal
+    return torch.where(empty, float('-inf'), 2 * top.log() + n2_scaled.log()).to(s.dtype)   # -inf with a zero gradient, not NaN
 
 # %% ../nbs/01a_routing_lineage.ipynb #8c25b0ef
 def route_dynamically(
@@ -132,7 +136,8 @@ def route_dynamically(
         if it < n_iters - 1: logits = logits + V.agreement(v)   # agreement, added as a log likelihood
     a = squashed_length_logit(s)                                                   # [b, j]
     gets_inputs = torch.ones_like(a, dtype=torch.bool) if kept is None else kept.any(1, keepdim=True).expand_as(a)
-    underflowed = torch.isneginf(a) & gets_inputs                                  # [b, j]: every share below the smallest float
+    shares = c if kept is None else c.masked_fill(~kept[..., None], 0)             # [b, i, j] those of kept inputs
+    underflowed = (torch.isneginf(a) | (shares.amax(1) < torch.finfo(c.dtype).tiny)) & gets_inputs   # [b, j]: every share below the smallest normal float
     if branch_free or bool(underflowed.any()):                                     # rare, so an eager call pays its cost only then
         log_c = F.log_softmax(logits, dim=-1)                                      # [b, i, j]
         if kept is not None: log_c = log_c.masked_fill(~kept[..., None], float('-inf'))   # the largest share of a kept input

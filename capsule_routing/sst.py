@@ -19,8 +19,8 @@ __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAM
            'unique_phrases', 'root_sentences', 'sst_folder', 'sst_trees', 'check_train_texts', 'load_sst',
            'task_subset', 'n_classes', 'download_sst', 'check_mask', 'SSTCapsNet', 'rel_err', 'sst_caches',
            'sst_dataloaders', 'sst_model', 'distill_targets', 'save_teacher', 'check_teacher_texts', 'load_teacher',
-           'teacher_names', 'check_distill', 'logistic_baseline', 'sst_baseline', 'check_embed_args', 'sst_embed',
-           'embed_command', 'train_sst', 'sst_command_name', 'sst_cli', 'sst_main']
+           'teacher_names', 'check_distill', 'logistic_baseline', 'sst_baseline', 'check_revision', 'check_embed_args',
+           'sst_embed', 'embed_command', 'train_sst', 'sst_command_name', 'sst_cli', 'sst_main']
 
 # %% ../nbs/04_sst.ipynb #fe8f741c
 PTB_UNESCAPE = {'-LRB-': '(', '-RRB-': ')', '-LSB-': '[', '-RSB-': ']', '-LCB-': '{', '-RCB-': '}',
@@ -138,8 +138,8 @@ def sst_folder(folder:str|Path) -> Path:
     folder = Path(folder).expanduser()
     for cand in (folder, folder/'trees'):
         if all((cand/f'{s}.txt').exists() for s in SST_SPLITS): return cand
-    raise FileNotFoundError(f"no train.txt, dev.txt and test.txt in {folder} or {folder/'trees'} "
-                            f"; {fetch_hint(folder, 'download_sst', 'capsule-routing-sst embed')}")
+    raise FileNotFoundError(f"no train.txt, dev.txt and test.txt in {folder} or {folder/'trees'}; "
+                            f"{fetch_hint(folder, 'download_sst', 'capsule-routing-sst embed')}")
 
 def sst_trees(folder:str|Path) -> dict[str, list[Tree]]:
     "`{'train', 'dev', 'test'}` -> the trees of that file"
@@ -484,6 +484,13 @@ def sst_baseline(data:str|Path, # the SST tree files
 # %% ../nbs/04_sst.ipynb #5c116bcb
 EMBED_DTYPES = ('float32', 'float16', 'bfloat16')
 
+def check_revision(revision:str|None, # a hub model's commit, or None
+                   transformer:str, # the model's hub name or local folder
+                  ):
+    "Refuse `--revision` for a local folder, whose own files are what is read"
+    if revision is not None and Path(transformer).expanduser().is_dir():
+        raise ValueError(f"--revision {revision!r} names a commit of a hub model; {transformer} is a local folder, whose own files are read: leave --revision out")
+
 def check_embed_args(transformer:str, splits:str, dtype:str='float32', max_tokens:int=8192, train:str='phrases') -> tuple:
     "The splits to embed, after refusing (with the option named) what `sst_embed` could not use"
     split_list = tuple(s.strip() for s in str(splits).split(',') if s.strip())
@@ -507,11 +514,13 @@ def sst_embed(data:str='data/sst', # folder of the SST tree files (train.txt, de
               download:bool=False, # first download the treebank into `data`
               revision:str=None, # a hub model's commit (default: the newest), e.g. the one a run recorded
               quiet:bool=False, # no progress bars (as train's --quiet)
+              cpu:bool=False, # embed on the CPU even when a GPU is present (as train's --cpu; the same as --device cpu)
              ):
     "Embed SST's texts with a frozen transformer into memory-mapped fp16 caches (resumable)"
     split_list = check_embed_args(transformer, splits, dtype, max_tokens, train)   # before any download or model
-    if revision is not None and Path(transformer).expanduser().is_dir():
-        raise ValueError(f"--revision {revision!r} names a commit of a hub model; {transformer} is a local folder, whose own files are read: leave --revision out")
+    check_revision(revision, transformer)
+    if cpu and device not in (None, 'cpu'): raise ValueError(f"--cpu embeds on the CPU, --device {device!r} elsewhere: give one of them")
+    if cpu: device = 'cpu'
     if download: data = str(download_for_command_line(download_sst, data))   # no network: one line, not a traceback
     tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype), revision=revision)
     t0 = time.time()
@@ -544,7 +553,7 @@ def embed_command(data:str|Path, # folder of the SST tree files
 import sys
 from functools import partial
 from fastcore.script import anno_parser
-from .training import train_main, WeightAverage, check_loss_name, check_out_folder, cli_errors, load_checkpoint
+from .training import train_main, WeightAverage, check_loss_name, check_out_folder, cli_errors, load_checkpoint, OPTIMIZERS
 
 def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, dev.txt, test.txt, or their trees/)
               task:str='sst5', # 'sst5' (SST-5/R, 5 labels) or 'sst2' (SST-2/R, neutral dropped)
@@ -574,6 +583,10 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
               cpu:bool=False, # train on the CPU even when a GPU is present
               quiet:bool=False, # no progress bars: one plain line per epoch
               num_workers:int=0, # DataLoader worker processes
+              download:bool=False, # first download the treebank into `data` (as embed's --download)
+              revision:str=None, # a hub model's commit (default: the newest), as embed's --revision
+              compile_model:bool=False, # compile the whole model with TorchInductor, without routing's finite check (as the vision commands')
+              optimizer:str='paper_radam', # 'paper_radam' (fastai's RAdam) or 'foreach_radam' (PyTorch's multi-tensor RAdam: the same update, fewer kernels)
              ) -> dict:
     "Train the paper's SST model on cached hidden states of `transformer`; select by dev accuracy, test once; write results.json"
     # the model's own checks, on a one-dimensional model of the same settings, before hours of embedding can start
@@ -589,16 +602,19 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     if not (isinstance(num_workers, int) and num_workers >= 0): raise ValueError(f"--num_workers must be 0 or more; received {num_workers!r}")
     check_train_texts(train)
     check_transformer(transformer)
+    check_revision(revision, transformer)
     if dtype not in EMBED_DTYPES: raise ValueError(f"--dtype must be one of {', '.join(EMBED_DTYPES)}; received {dtype!r}")
+    if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")   # before the download, not after
     out = check_out_folder(out, resume)   # train_main checks it again; here before targets.json is read or written (`~` expanded)
     targets = dict(teacher_sha256=sha256sum(teacher) if teacher else None, distill=distill)
     recorded = out/'targets.json'   # what the run trains on, which a resumed run must train on again
     trained_on = json.loads(recorded.read_text()) if recorded.exists() else dict(teacher_sha256=None, distill=0.)
     if resume and (out/'last.pth').exists() and trained_on != targets:
         raise ValueError(f"{out} was trained on other targets ({json.dumps(trained_on)}): resume with the teacher and distill the run used")
-    tf = FrozenTransformer(transformer, dtype=getattr(torch, dtype))   # a local folder by its absolute path (`tf.name`)
+    if download: data = str(download_for_command_line(download_sst, data))   # no network: one line, not a traceback
+    tf = FrozenTransformer(transformer, dtype=getattr(torch, dtype), revision=revision)   # a local folder by its absolute path (`tf.name`)
     # a resumed run must read the same model's features; float32, the only dtype before it was recorded, adds nothing: older runs resume
-    recorded_model = dict(transformer=tf.name, **(dict(dtype=dtype) if dtype != 'float32' else {}))
+    recorded_model = dict(transformer=tf.name, **(dict(dtype=dtype) if dtype != 'float32' else {}), **(dict(revision=revision) if revision else {}))
     last = out/'last.pth'
     recorded_run = (load_checkpoint(last).get('run') or {}) if resume and last.exists() else {}
     if 'task' in recorded_run and 'transformer' not in recorded_run:   # an SST run's checkpoint from before the model was recorded
@@ -609,7 +625,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
                      num_workers=num_workers, progress=not quiet, teacher=teacher, distill=distill)
     res = train_main(dls_fn, partial(sst_model, architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts,
                                           routing=routing, d_pose=d_pose, part_init=part_init), data=data, epochs=epochs, bs=bs,
-                     lr_max=lr_max, lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
+                     lr_max=lr_max, lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, compile_model=compile_model, optimizer=optimizer,
                      learner_kwargs=dict(mixup=mixup, ema=ema), loss=loss, run_files={'targets.json': json.dumps(targets)}, report=False,
                      settings=dict(task=task, **recorded_model, train=train, architecture=architecture, n_iters=n_iters, d_parts=d_parts,
                                    n_parts=n_parts, routing=routing, d_pose=d_pose, part_init=part_init, mixup=mixup, ema=ema))

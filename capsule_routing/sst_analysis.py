@@ -43,7 +43,10 @@ def run_settings(run:str|Path, # a run folder holding results.json
                 ) -> dict:
     "The run's `results.json` as a dict, with `UNRECORDED_SETTINGS` for what an older run did not record"
     path = Path(run)/'results.json'
-    if not path.exists(): raise FileNotFoundError(f"{path} does not exist: is the run finished?")
+    if not path.exists():
+        if not Path(run).exists(): raise FileNotFoundError(f"{run} does not exist: name a run folder (the --out of `capsule-routing-sst train`)")
+        if any(Path(run).glob('*/results.json')): raise ValueError(f"{run} is a folder of runs, not a run: name one of its run folders")
+        raise FileNotFoundError(f"{path} does not exist: is the run finished?")
     recorded = json.loads(path.read_text())
     if 'task' not in recorded and 'task' not in recorded.get('settings', {}):   # train_sst records the task from its first write; other commands never do
         raise ValueError(f"{Path(run)} is not an SST run: its results.json records no task (e.g. a smallNORB or Fashion-MNIST run)")
@@ -223,7 +226,7 @@ def collect_sst_results(runs:str='runs', # folder of run folders
                         baseline:str='runs/baseline_minilm.json', # the baseline's results (copied under its own name when it exists; 'none': no baseline)
                         weights_seed:int=0, # runs of this seed also get `model.pt`
                         cache_dir:str=None, # parent folder of the embedding caches
-                        dev:bool=True, # the dev predictions are written and checked too; `--no-dev` skips them
+                        dev:bool=True, # `--no-dev`: leave out the dev predictions, which are otherwise written and checked too (dev=True)
                        ) -> list[dict]:
     "Test (and dev) predictions and the small files of every finished run, the baseline, test sentences and cache sizes, into `dest`"
     if not Path(runs).exists(): raise FileNotFoundError(f"--runs {runs}: no such folder")
@@ -433,7 +436,12 @@ if __name__ == '__main__' and Path(globals().get('__file__', '')).name == 'sst_a
 def read_runs(folder:str|Path, # a results folder of run folders
              ) -> dict[str, dict]:
     "`run name -> run_settings(run)` of every run folder in `folder`"
-    return {p.parent.name: run_settings(p.parent) for p in sorted(Path(folder).glob('*/results.json'))}
+    folder = Path(folder).expanduser()
+    if not folder.is_dir(): raise FileNotFoundError(f"{folder} is not a folder: name the results folder that holds the run folders")
+    if (folder/'results.json').exists(): raise ValueError(f"{folder} is one run (it holds results.json): name the folder of runs that holds it, {folder.parent}")
+    runs = {p.parent.name: run_settings(p.parent) for p in sorted(folder.glob('*/results.json'))}
+    if not runs: raise ValueError(f"{folder} holds no run folder (no */results.json)")
+    return runs
 
 # what a run's settings are, apart from its seed, each with the direction the tables sort it in (True: ascending)
 SETUP_ORDER = dict(task=False, transformer=True, train=False, epochs=True, lr_max=True, n_iters=False, architecture=False, d_parts=True, n_parts=True, routing=True, d_pose=True, part_init=False, mixup=False, loss=True, ema=True, distill=True)
@@ -450,6 +458,7 @@ def run_wall_seconds(r:dict, # a run's results.json
 def runs_table(runs:dict[str, dict], # from `read_runs`
               ) -> pd.DataFrame:
     "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, part width and count, routing algorithm, routed capsules' width, MixUp's alpha, loss, weight-average decay, teacher's share of the targets), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
+    if not runs: raise ValueError("runs is empty: nothing to tabulate (read_runs gives the runs of a results folder)")
     rows = [dict(run=name, task=r['task'], transformer=transformer_label(r['transformer']), train=r['train'],
                  epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r['n_iters'], architecture=r['architecture'],
                  d_parts=r['d_parts'], n_parts=r['n_parts'],
@@ -531,9 +540,13 @@ def read_histories(folder:str|Path, # a results folder of run folders
     return pd.concat(frames, ignore_index=True)
 
 def plot_validation_curves(hist:pd.DataFrame, # from `read_histories`
-                           tasks=('sst5', 'sst2'), # one column of plots per task
+                           tasks:str|list|tuple|None=None, # one column of plots per task (default: sst5 and sst2, those hist holds)
                           ):
     "Dev accuracy (top) and dev loss (bottom) by epoch, one line per run (seed, and length of its schedule), one column per task"
+    if tasks is None: tasks = [t for t in ('sst5', 'sst2') if (hist.task == t).any()] or ['sst5', 'sst2']
+    tasks = (tasks,) if isinstance(tasks, str) else tuple(tasks)   # 'sst5' alone is one task, not four letters
+    if absent := [t for t in tasks if not (hist.task == t).any()]:
+        raise ValueError(f"hist holds no runs of {absent} (its tasks: {sorted(hist.task.unique())}): an empty column of plots would show nothing")
     names = hist[hist.task.isin(tasks)].groupby(['task', 'epochs', 'seed']).run.unique()   # a line is a task's (epochs, seed): one run each
     shared = [f"{', '.join(v)} ({t}, seed {s}, {e} epochs)" for (t, e, s), v in names.items() if len(v) > 1]
     if shared: raise ValueError(f"hist holds runs of the same task, seed and schedule, whose lines would join into one: {shared[0]}"
@@ -577,7 +590,8 @@ def plot_confusion(counts:np.ndarray, # [n, n] from `confusion_counts`
     counts = np.asarray(counts)
     if counts.shape != (len(labels), len(labels)):   # one label per row and column, or cells go unlabelled
         raise ValueError(f"counts must be [n, n] with n = len(labels) = {len(labels)}, received {counts.shape}")
-    if ax is None: _, ax = plt.subplots(figsize=(1.1 * len(labels) + 2, 1.0 * len(labels) + 1.5))
+    fig = None if ax is not None else plt.subplots(figsize=(1.1 * len(labels) + 2, 1.0 * len(labels) + 1.5))[0]
+    ax = ax or fig.axes[0]
     share = counts / np.maximum(counts.sum(1, keepdims=True), 1)
     ax.imshow(share, cmap='Blues', vmin=0, vmax=1)
     for i in range(len(labels)):
@@ -586,6 +600,7 @@ def plot_confusion(counts:np.ndarray, # [n, n] from `confusion_counts`
                     color='white' if share[i, j] > .5 else 'black')
     ax.set_xticks(range(len(labels)), labels, rotation=30, ha='right'); ax.set_yticks(range(len(labels)), labels)
     ax.set_xlabel('predicted'); ax.set_ylabel('true'); ax.set_title(title)
+    if fig is not None: fig.tight_layout()   # a figure of its own: its labels inside it when saved
     return ax
 
 # %% ../nbs/04b_sst_results.ipynb #f6d2a7dd
@@ -641,12 +656,14 @@ def plot_token_depth(rel:torch.Tensor, # [n, L] from `relative_use`
     if rel.ndim != 2 or rel.shape[0] != len(tokens):   # one token per row, or rows go unlabelled
         raise ValueError(f"rel must be [n, L] with n = len(tokens) = {len(tokens)}, received {tuple(rel.shape)}")
     rel = rel.detach().cpu()                           # a plot: no gradient, and numpy reads host memory
-    if ax is None: _, ax = plt.subplots(figsize=(3.2, 0.25 * len(tokens) + 1))
+    fig = None if ax is not None else plt.subplots(figsize=(3.2, 0.25 * len(tokens) + 1.2))[0]
+    ax = ax or fig.axes[0]
     spread = spread or float((rel - 1).abs().max()) or 1.
     im = ax.imshow(rel.numpy(), cmap='RdBu_r', norm=TwoSlopeNorm(1., 1 - spread, 1 + spread), aspect='auto')
     ax.set_yticks(range(len(tokens)), tokens, fontsize=8); ax.set_xticks(range(rel.shape[1]))
     ax.set_xlabel('depth (0: embeddings)'); ax.set_title(title, fontsize=9)
-    plt.colorbar(im, ax=ax, fraction=0.05)
+    plt.colorbar(im, ax=ax, fraction=0.05, label='relative use (1: average)')
+    if fig is not None: fig.tight_layout()
     return ax
 
 def plot_token_class(shares:torch.Tensor, # [n, C] shares of one sentence, summed over depths
@@ -658,10 +675,13 @@ def plot_token_class(shares:torch.Tensor, # [n, C] shares of one sentence, summe
         raise ValueError(f"shares must be [n, C] with n = len(tokens) = {len(tokens)} and C = len(labels) = {len(labels)}, "
                          f"received {tuple(shares.shape)}")
     shares = shares.detach().cpu()                   # a plot: no gradient, and numpy reads host memory
-    if ax is None: _, ax = plt.subplots(figsize=(0.9 * len(labels) + 1.5, 0.25 * len(tokens) + 1))
-    ax.imshow(shares.numpy(), cmap='magma_r', vmin=0, aspect='auto')
-    for t in range(len(tokens)):
-        for c in range(len(labels)): ax.text(c, t, f'{shares[t, c]:.2f}', ha='center', va='center', fontsize=7, color='tab:blue')
+    fig = None if ax is not None else plt.subplots(figsize=(0.9 * len(labels) + 1.5, 0.25 * len(tokens) + 1.2))[0]
+    ax = ax or fig.axes[0]
+    top = float(shares.max()) or 1.
+    ax.imshow(shares.numpy(), cmap='magma_r', vmin=0, vmax=top, aspect='auto')
+    for t in range(len(tokens)):   # light text on the dark cells (large shares), dark on the light ones
+        for c in range(len(labels)): ax.text(c, t, f'{shares[t, c]:.2f}', ha='center', va='center', fontsize=7, color='white' if shares[t, c] > top / 2 else 'black')
     ax.set_yticks(range(len(tokens)), tokens, fontsize=8); ax.set_xticks(range(len(labels)), labels, rotation=30, ha='right')
-    ax.set_title(title, fontsize=9)
+    ax.set_xlabel('class'); ax.set_title(title, fontsize=9)
+    if fig is not None: fig.tight_layout()
     return ax

@@ -382,6 +382,9 @@ class CapsuleLearner(Learner):
         with self.no_bar():   # one item: no progress bar
             inp, probs, _, classes = self.get_preds(dl=self.dls.test_dl([item], num_workers=0), with_input=True, with_decoded=True)
         vocab = getattr(self.dls, 'vocab', None)   # the data set's class names, where it has them
+        if vocab is not None and int(classes[0]) >= len(vocab):   # a vocab made from the labels present, when the highest class has none
+            raise ValueError(f"the model predicts class {int(classes[0])} of {len(probs[0])}, but the data name {len(vocab)} classes "
+                             f"(dls.vocab: {list(vocab)}): name all {len(probs[0])} when building the DataLoaders (vocab=...)")
         res = (int(classes[0]) if vocab is None else vocab[int(classes[0])], classes[0], probs[0])
         if not with_input: return res
         inputs = tuple(t[0] for t in (inp if isinstance(inp, (tuple, list)) else (inp,)))
@@ -1000,15 +1003,17 @@ def fit_paper(learn:Learner, # from `capsule_learner`
     "Train `learn` for `n_epochs` with the paper's one-cycle schedule, checkpointing every epoch; `resume=True` continues an interrupted run"
     recorded = ['train_loss', 'valid_loss'] + [m.name for m in learn.metrics]   # what the Recorder will record each epoch
     if monitor not in recorded: raise ValueError(f"monitor must be one of {recorded} (--monitor); received {monitor!r}")
+    named = 'ckpt_dir' if ckpt_dir is not None else 'ckpt_dir (not given: learn.path/learn.model_dir)'   # for messages
     ckpt_dir = Path(ckpt_dir if ckpt_dir is not None else Path(learn.path)/learn.model_dir).expanduser()   # '~/runs/x': the home folder's
     if resume and overwrite: raise ValueError("resume=True continues the run in ckpt_dir, overwrite=True replaces it: choose one")
     sched = ParamScheduler({'lr': PaperOneCycle(lr_min, lr_max, pct_warmup)})   # its checks before anything is deleted
+    check_writable_folder(ckpt_dir, 'ckpt_dir', create=False)   # a name too long, a file in the way: refused before anything is looked for in it
     held = [name for name in ('last.pth', *RUN_FILES) if (ckpt_dir/name).exists()]
     if held and overwrite:
         for name in held: (ckpt_dir/name).unlink()
     elif held and not (resume and 'last.pth' in held):   # a new run would replace them epoch by epoch
         can_resume = 'last.pth' in held
-        raise FileExistsError(f"ckpt_dir {ckpt_dir} holds a run ({', '.join(held)}{'' if can_resume else ', but no last.pth to resume it from'}): "
+        raise FileExistsError(f"{named} {ckpt_dir} holds a run ({', '.join(held)}{'' if can_resume else ', but no last.pth to resume it from'}): "
                               f"{'pass resume=True to continue it, ' if can_resume else ''}overwrite=True to train a new run over it, or choose another ckpt_dir")
     check_writable_folder(ckpt_dir, 'ckpt_dir')   # now, not after the first epoch
     schedule = {'lr_min': float(lr_min), 'lr_max': float(lr_max), 'pct_warmup': float(pct_warmup)}

@@ -278,8 +278,10 @@ class TensorBatchDL(DataLoader):
         if len(ours) != 3 or (len(theirs) == 3 and theirs[0] == ours[0]): return items
         if len(theirs) == 2 and ours[0] == 1:   # Fashion-MNIST's own [H, W] images
             return TensorItems(items.tensors[0][:, None], *items.tensors[1:], vocab=items.vocab)   # [n, H, W] -> [n, 1, H, W]
+        one = list(items.tensors[0].shape) == list(ours)   # one image given alone, which test_dl reads as that many images of [H, W]
         raise ValueError(f"this task's images are [{ours[0]}, H, W] (channels, height, width); received images of {list(theirs)}: "
-                         f"give one image as [{ours[0]}, H, W], several as [n, {ours[0]}, H, W]")
+                         + (f"test_dl reads a tensor of {list(ours)} as {ours[0]} images of {list(theirs)}: give one image as [1, {ours[0]}, H, W] (image[None]), or to learn.predict"
+                            if one else f"give one image as [{ours[0]}, H, W], several as [n, {ours[0]}, H, W]"))
     def _with_task_classes(self, items:TensorItems) -> TensorItems:
         "`items` naming this loader's classes (`test_dl` of images, of items, or of `TensorItems` without names); refused when they name another number of classes"
         ours, theirs = self.dataset.vocab, items.vocab

