@@ -8,7 +8,9 @@ Measured 2026-11-25: 0.226 s against 0.227 s at smallnorb_1 and 0.057 s against 
 first version of the fix (d08de53, measured with that commit checked out), which summed every round from the log-shares,
 took 0.433 s against 0.200 s, and 0.086 s against 0.052 s. `branch_free`: the scores taken again after every call, as a
 layer traced by torch.compile, torch.export or vmap does (no branch on a value). Measured 2026-11-28: branch_free 0.093 s
-against 0.065 s (new) at sst_1, and 0.380 s against 0.224 s at smallnorb_1: so eager calls keep the branch."""
+against 0.065 s (new) at sst_1, and 0.380 s against 0.224 s at smallnorb_1: so eager calls keep the branch.
+Measured again 2026-11-29 with every output whose shares all fall below the smallest normal float scored again:
+bench/results/ab_dynamic_scores_cpu_1thread.md."""
 import argparse, time, statistics, torch, torch.nn.functional as F
 import capsule_routing.lineage as L
 torch.set_num_threads(1); torch.set_flush_denormal(True)
