@@ -111,13 +111,19 @@ class PoseTrajectories:
     def __post_init__(self):   # checked once here, as every plot indexes poses and params by view and draws params with numpy
         if not isinstance(self.poses, torch.Tensor) or self.poses.ndim != 3:
             raise ValueError(f"poses must be a tensor [N, d_cov, d_out]; received {type(self.poses).__name__} of shape {tuple(np.shape(self.poses))}")
+        if len(self.poses) == 0: raise ValueError("poses holds no view: a trajectory needs one view or more")
         self.params = torch.as_tensor(self.params, dtype=torch.float64).detach().cpu()
         if self.params.shape != (len(self.poses),):
             raise ValueError(f"params must be [N={len(self.poses)}], one per view; received shape {tuple(self.params.shape)}")
+        if bad := (~torch.isfinite(self.params)).nonzero().flatten().tolist()[:5]:   # plots sort and compare views by them
+            raise ValueError(f"params of views {bad} are not finite: each view needs a viewpoint value to be placed by")
+        if not isinstance(self.probs, torch.Tensor) or self.probs.ndim != 2 or len(self.probs) != len(self.poses):
+            raise ValueError(f"probs must be a tensor [N={len(self.poses)}, n_classes]; received {type(self.probs).__name__} of shape {tuple(np.shape(self.probs))}")
     def __len__(self): return len(self.poses)
     def __repr__(self):
         name = self.class_name if self.class_name is not None else f'class {self.label}'
-        return (f'PoseTrajectories({name}: {len(self)} views x {self.poses.shape[1]} pose vectors of {self.poses.shape[2]}, '
+        plural = lambda n, word: f"{n} {word}{'s' * (n != 1)}"
+        return (f'PoseTrajectories({name}: {plural(len(self), "view")} x {plural(self.poses.shape[1], "pose vector")} of {self.poses.shape[2]}, '
                 f'{self.param_name} {float(self.params[0]):g}..{float(self.params[-1]):g})')
 
 # %% ../nbs/05_analysis.ipynb #e8329e82
@@ -169,9 +175,10 @@ def classical_mds(points:torch.Tensor, # [n, d]
                   n_dims:int=2, # dimensions of the embedding
                  ) -> tuple[torch.Tensor, torch.Tensor]: # coordinates [n, n_dims] and all eigenvalues [n], descending (float64)
     "Classical (Torgerson) MDS: the top eigenvectors of the double-centred squared distances, scaled by root eigenvalues"
+    points = torch.as_tensor(points)                                     # a NumPy array too
     if points.ndim != 2: raise ValueError(f"expected points [n, d], got shape {tuple(points.shape)}")
     n = len(points)
-    if not 1 <= n_dims <= n: raise ValueError(f"n_dims must be in [1, {n}] for {n} points, got {n_dims}")
+    if not isinstance(n_dims, (int, np.integer)) or isinstance(n_dims, bool) or not 1 <= n_dims <= n: raise ValueError(f"n_dims must be an int in [1, {n}] for {n} points, got {n_dims}")
     if not torch.isfinite(points).all(): raise ValueError(f"points {_nonfinite_rows(points)} are not finite: their distances are undefined")
     x = points.detach().double().cpu()
     sq_dist = (x[:, None, :] - x[None, :, :]).square().sum(-1)          # [n, n]
@@ -220,6 +227,7 @@ def plot_pose_trajectories(traj:PoseTrajectories, # from `class_pose_trajectorie
 def pose_changes(poses:torch.Tensor, # [N, d_cov, d_out] one capsule's poses along a sequence
                 ) -> dict[str, torch.Tensor]: # 'distance', 'norm_ratio', 'cosine': each [N, d_cov]
     "Each pose vector's distance to its first value over that value's norm, norm ratio and cosine similarity to it"
+    poses = torch.as_tensor(poses)                                       # a NumPy array too
     if poses.ndim != 3: raise ValueError(f"expected poses [N, d_cov, d_out], got shape {tuple(poses.shape)}")
     if not torch.isfinite(poses).all(): raise ValueError(f"the poses of views {_nonfinite_rows(poses)} are not finite: their changes are undefined")
     p = poses.detach().double()

@@ -522,7 +522,9 @@ def ensemble_predictions(preds:list[pd.DataFrame], # predictions of the same sen
     "The mean of several heads' class probabilities, and its argmax as the prediction"
     if not preds: raise ValueError("needs at least one set of predictions")
     probs = [c for c in preds[0].columns if c[0] == 'p' and c[1:].isdigit()]
-    for p in preds[1:]:
+    for k, p in enumerate(preds[1:], 1):
+        if [c for c in p.columns if c[0] == 'p' and c[1:].isdigit()] != probs:   # heads of another task, or a column lost
+            raise ValueError(f"predictions {k} hold the probability columns {[c for c in p.columns if c[0] == 'p' and c[1:].isdigit()]}, the first {probs}: heads of one task")
         if not (np.array_equal(p['index'].values, preds[0]['index'].values) and np.array_equal(p.target.values, preds[0].target.values)):
             raise ValueError("the predictions are not of the same sentences in the same order")
     mean = sum(p[probs].values for p in preds) / len(preds)   # [n, C]
@@ -572,6 +574,7 @@ def confusion_counts(target, # true classes [N]
                      n:int, # number of classes
                     ) -> np.ndarray:
     "`counts[i, j]`: items of true class i predicted as j"
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1: raise ValueError(f"n must be the number of classes, a positive int; received {n!r}")
     target, predicted = np.asarray(target), np.asarray(predicted)
     if target.shape != predicted.shape: raise ValueError(f"target {target.shape} and predicted {predicted.shape} differ in shape")
     if target.ndim != 1: raise ValueError(f"target and predicted must be [N], one class per item; received shape {target.shape}")
@@ -590,6 +593,7 @@ def plot_confusion(counts:np.ndarray, # [n, n] from `confusion_counts`
     counts = np.asarray(counts)
     if counts.shape != (len(labels), len(labels)):   # one label per row and column, or cells go unlabelled
         raise ValueError(f"counts must be [n, n] with n = len(labels) = {len(labels)}, received {counts.shape}")
+    if not (np.isfinite(counts).all() and (counts >= 0).all()): raise ValueError("counts must be finite and not negative: numbers of items (`confusion_counts`)")
     fig = None if ax is not None else plt.subplots(figsize=(1.1 * len(labels) + 2, 1.0 * len(labels) + 1.5))[0]
     ax = ax or fig.axes[0]
     share = counts / np.maximum(counts.sum(1, keepdims=True), 1)
