@@ -8,7 +8,7 @@ import math, numbers, warnings, numpy as np, torch, torch.nn as nn, torch.nn.fun
 from collections.abc import Sequence
 from .core import check_eps, check_positive_ints, is_int
 from .routing import Routing, e_step, _check_inputs, _remove_masked_nonfinite, routes_in_float32, n_out_asked, under_torch_func
-from .routing import uses_implicit_votes, implicit_vote_features, implicit_e_step, implicit_moments, in_float64
+from .routing import uses_implicit_votes, implicit_vote_features, implicit_e_step, implicit_moments, in_float64, float32_if_half
 
 # %% auto #0
 __all__ = ['route_by_em_with_implicit_votes_in_float64', 'EM_ROUTE_COSTS_NS', 'LINEAGE', 'ROUTINGS', 'flat_inputs',
@@ -103,7 +103,7 @@ class SharedWeightVotes:
 def squash(s:torch.Tensor, # [..., d_cov, d_out] total inputs of output capsules
 ) -> torch.Tensor:         # [..., d_cov, d_out]: same direction, length |s|^2 / (1 + |s|^2)
     "Sabour et al.'s Eq. 1: shrink a pose to a length below one without turning it"
-    wide = s.float() if s.element_size() < 4 else s                                 # |s|^2 of a float16 pose overflows from |s| = 256; the factor below stays under 1/2
+    wide = float32_if_half(s)                                                       # |s|^2 of a float16 pose overflows from |s| = 256; the factor below stays under 1/2
     n2 = (wide**2).sum((-2, -1), keepdim=True)                                      # [..., 1, 1] |s|^2
     zero = n2 == 0
     n = n2.masked_fill(zero, 1).sqrt().masked_fill(zero, 0)                          # |s|, its derivatives of every order finite at s = 0 (the norm's second is NaN)
@@ -113,7 +113,7 @@ def squash(s:torch.Tensor, # [..., d_cov, d_out] total inputs of output capsules
 def squashed_length_logit(s:torch.Tensor, # [..., d_cov, d_out] total inputs of output capsules
 ) -> torch.Tensor:                        # [...]
     "$\\log \\lVert s \\rVert^2$, the logit of the squashed length $\\lVert$`squash(s)`$\\rVert$; $-\\infty$ when no entry of $s$ reaches the smallest normal float"
-    wide = s.float() if s.element_size() < 4 else s                                 # as in `squash`: a float16 |s|^2 overflows from |s| = 256
+    wide = float32_if_half(s)                                                       # as in `squash`: a float16 |s|^2 overflows from |s| = 256
     top = wide.abs().amax((-2, -1))                                                 # [...] the largest entry: |s|^2 = top^2 |s / top|^2
     empty = top < torch.finfo(wide.dtype).tiny                                      # zero (every input removed), or too small for a precise score and a finite 1/top
     top = top.masked_fill(empty, 1)

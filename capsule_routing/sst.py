@@ -553,7 +553,7 @@ def embed_command(data:str|Path, # folder of the SST tree files
 import sys
 from functools import partial
 from fastcore.script import anno_parser
-from .training import train_main, WeightAverage, check_loss_name, check_out_folder, cli_errors, load_checkpoint, OPTIMIZERS
+from .training import train_main, WeightAverage, check_loss_name, check_out_folder, cli_errors, load_checkpoint, check_optimizer
 
 def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, dev.txt, test.txt, or their trees/)
               task:str='sst5', # 'sst5' (SST-5/R, 5 labels) or 'sst2' (SST-2/R, neutral dropped)
@@ -604,7 +604,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     check_transformer(transformer)
     check_revision(revision, transformer)
     if dtype not in EMBED_DTYPES: raise ValueError(f"--dtype must be one of {', '.join(EMBED_DTYPES)}; received {dtype!r}")
-    if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")   # before the download, not after
+    check_optimizer(optimizer)   # before the download, not after
     out = check_out_folder(out, resume)   # train_main checks it again; here before targets.json is read or written (`~` expanded)
     targets = dict(teacher_sha256=sha256sum(teacher) if teacher else None, distill=distill)
     recorded = out/'targets.json'   # what the run trains on, which a resumed run must train on again

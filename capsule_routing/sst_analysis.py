@@ -521,10 +521,11 @@ def ensemble_predictions(preds:list[pd.DataFrame], # predictions of the same sen
                         ) -> pd.DataFrame:
     "The mean of several heads' class probabilities, and its argmax as the prediction"
     if not preds: raise ValueError("needs at least one set of predictions")
-    probs = [c for c in preds[0].columns if c[0] == 'p' and c[1:].isdigit()]
+    prob_columns = lambda df: [c for c in df.columns if c[0] == 'p' and c[1:].isdigit()]   # p0 ... p{C-1}
+    probs = prob_columns(preds[0])
     for k, p in enumerate(preds[1:], 1):
-        if [c for c in p.columns if c[0] == 'p' and c[1:].isdigit()] != probs:   # heads of another task, or a column lost
-            raise ValueError(f"predictions {k} hold the probability columns {[c for c in p.columns if c[0] == 'p' and c[1:].isdigit()]}, the first {probs}: heads of one task")
+        if prob_columns(p) != probs:   # heads of another task, or a column lost
+            raise ValueError(f"predictions {k} hold the probability columns {prob_columns(p)}, the first {probs}: heads of one task")
         if not (np.array_equal(p['index'].values, preds[0]['index'].values) and np.array_equal(p.target.values, preds[0].target.values)):
             raise ValueError("the predictions are not of the same sentences in the same order")
     mean = sum(p[probs].values for p in preds) / len(preds)   # [n, C]
@@ -586,6 +587,10 @@ def confusion_counts(target, # true classes [N]
                                       f"{f' and {len(bad) - 5} more' if len(bad) > 5 else ''}")
     return np.bincount(target * n + predicted, minlength=n * n).reshape(n, n)
 
+def _axes_to_draw_on(ax:plt.Axes|None, figsize:tuple) -> tuple:
+    "`(fig, ax)`: a new figure of `figsize` and its axes, which the plot lays out when it is drawn, or `(None, ax)` for the caller's axes"
+    return plt.subplots(figsize=figsize) if ax is None else (None, ax)
+
 def plot_confusion(counts:np.ndarray, # [n, n] from `confusion_counts`
                    labels:list[str], # class names
                    title:str='', ax:plt.Axes|None=None):
@@ -594,8 +599,7 @@ def plot_confusion(counts:np.ndarray, # [n, n] from `confusion_counts`
     if counts.shape != (len(labels), len(labels)):   # one label per row and column, or cells go unlabelled
         raise ValueError(f"counts must be [n, n] with n = len(labels) = {len(labels)}, received {counts.shape}")
     if not (np.isfinite(counts).all() and (counts >= 0).all()): raise ValueError("counts must be finite and not negative: numbers of items (`confusion_counts`)")
-    fig = None if ax is not None else plt.subplots(figsize=(1.1 * len(labels) + 2, 1.0 * len(labels) + 1.5))[0]
-    ax = ax or fig.axes[0]
+    fig, ax = _axes_to_draw_on(ax, (1.1 * len(labels) + 2, 1.0 * len(labels) + 1.5))
     share = counts / np.maximum(counts.sum(1, keepdims=True), 1)
     ax.imshow(share, cmap='Blues', vmin=0, vmax=1)
     for i in range(len(labels)):
@@ -660,8 +664,7 @@ def plot_token_depth(rel:torch.Tensor, # [n, L] from `relative_use`
     if rel.ndim != 2 or rel.shape[0] != len(tokens):   # one token per row, or rows go unlabelled
         raise ValueError(f"rel must be [n, L] with n = len(tokens) = {len(tokens)}, received {tuple(rel.shape)}")
     rel = rel.detach().cpu()                           # a plot: no gradient, and numpy reads host memory
-    fig = None if ax is not None else plt.subplots(figsize=(3.2, 0.25 * len(tokens) + 1.2))[0]
-    ax = ax or fig.axes[0]
+    fig, ax = _axes_to_draw_on(ax, (3.2, 0.25 * len(tokens) + 1.2))
     spread = spread or float((rel - 1).abs().max()) or 1.
     im = ax.imshow(rel.numpy(), cmap='RdBu_r', norm=TwoSlopeNorm(1., 1 - spread, 1 + spread), aspect='auto')
     ax.set_yticks(range(len(tokens)), tokens, fontsize=8); ax.set_xticks(range(rel.shape[1]))
@@ -679,8 +682,7 @@ def plot_token_class(shares:torch.Tensor, # [n, C] shares of one sentence, summe
         raise ValueError(f"shares must be [n, C] with n = len(tokens) = {len(tokens)} and C = len(labels) = {len(labels)}, "
                          f"received {tuple(shares.shape)}")
     shares = shares.detach().cpu()                   # a plot: no gradient, and numpy reads host memory
-    fig = None if ax is not None else plt.subplots(figsize=(0.9 * len(labels) + 1.5, 0.25 * len(tokens) + 1.2))[0]
-    ax = ax or fig.axes[0]
+    fig, ax = _axes_to_draw_on(ax, (0.9 * len(labels) + 1.5, 0.25 * len(tokens) + 1.2))
     top = float(shares.max()) or 1.
     ax.imshow(shares.numpy(), cmap='magma_r', vmin=0, vmax=top, aspect='auto')
     for t in range(len(tokens)):   # light text on the dark cells (large shares), dark on the light ones

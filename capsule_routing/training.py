@@ -37,15 +37,15 @@ from .routing import float32_if_half   # half-precision scores to float32 for a 
 __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILES', 'BAD_INPUT', 'capsule_scores',
            'CapsuleCrossEntropy', 'class_indices', 'capsule_accuracy', 'SpreadLoss', 'Presences', 'capsule_presences',
            'decode_scores', 'reduce_loss', 'SpreadMargin', 'MarginLoss', 'check_loss_name', 'PaperOneCycle',
-           'paper_radam', 'foreach_radam', 'pad_crop', 'random_pad_crop', 'check_pad', 'PadCropCallback',
-           'CapsuleMixUp', 'WeightAverage', 'none_as_empty', 'EmptyForNone', 'CapsuleLearner', 'DeviceSmoothLoss',
-           'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'interrupts_held', 'atomic_save', 'get_rng_states',
-           'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr', 'check_model_repr', 'check_run_settings',
-           'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback', 'load_checkpoint', 'quiet_learner',
-           'check_writable_folder', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls',
-           'TinyCapsuleNet', 'evaluate_checkpoint', 'FastaiDataset', 'compile_whole_model', 'check_out_folder',
-           'bad_input_message', 'cli_errors', 'running_as_command', 'run_command', 'interrupted_hint', 'train_main',
-           'smoke_main']
+           'paper_radam', 'foreach_radam', 'check_optimizer', 'pad_crop', 'random_pad_crop', 'check_pad',
+           'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'none_as_empty', 'EmptyForNone', 'CapsuleLearner',
+           'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'interrupts_held',
+           'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr',
+           'check_model_repr', 'check_run_settings', 'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback',
+           'load_checkpoint', 'quiet_learner', 'check_writable_folder', 'check_epochs', 'fit_paper',
+           'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'FastaiDataset',
+           'compile_whole_model', 'check_out_folder', 'bad_input_message', 'cli_errors', 'running_as_command',
+           'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -205,6 +205,10 @@ def foreach_radam(params, lr:float=1e-5, mom:float=0.9, sqr_mom:float=0.999, eps
     return OptimWrapper(params, opt=torch.optim.RAdam, lr=lr, betas=(mom, sqr_mom), eps=eps, weight_decay=wd, foreach=True)
 
 OPTIMIZERS = {'paper_radam': paper_radam, 'foreach_radam': foreach_radam}   # by the names the command lines take
+
+def check_optimizer(optimizer:str):
+    "Refuse an optimizer name that is not in `OPTIMIZERS`"
+    if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
 
 # %% ../nbs/02_training.ipynb #2755888b
 def pad_crop(x:torch.Tensor, # images [B, C, H, W]
@@ -1223,7 +1227,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     check_positive_ints(epochs=epochs, bs=bs)
     check_seed(seed)
     if not 0 < lr_min <= lr_max < math.inf: raise ValueError(f"learning rates must be finite and satisfy 0 < lr_min <= lr_max, received lr_min={lr_min}, lr_max={lr_max}")
-    if optimizer not in OPTIMIZERS: raise ValueError(f"optimizer must be one of {list(OPTIMIZERS)}, received {optimizer!r}")
+    check_optimizer(optimizer)
     check_loss_name(loss)
     recorded = ('train_loss', 'valid_loss', capsule_accuracy.__name__)   # what `capsule_learner`'s Learner records
     if monitor not in recorded: raise ValueError(f"monitor must be one of {list(recorded)} (--monitor); received {monitor!r}")
