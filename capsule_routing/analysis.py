@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from matplotlib.axes import Axes   # for annotations; pyplot itself is imported only to draw
+from .core import is_int, tensor_from
 from .smallnorb import SMALLNORB_CLASSES, SmallNORB
 
 # %% auto #0
@@ -79,14 +80,15 @@ def image_sequence(image:torch.Tensor, # [C, H, W] one image
     return rotate_shift(image[None].expand(n, *image.shape), angles, shifts)
 
 # %% ../nbs/05_analysis.ipynb #c02e5cee
-def show_image_sequence(images:torch.Tensor, # [N, C, H, W]; the first channel is drawn
+def show_image_sequence(images:torch.Tensor, # [N, C, H, W] (a tensor or NumPy array); the first channel is drawn
                         params:ArrayLike|None=None, # [N] the viewpoint of each image, for the titles
                         param_name:str='', # e.g. 'angle (degrees)'
                         n_show:int=12, # at most this many images, evenly spaced
                        ):
     "Draw (up to `n_show` of) a sequence of views, titled with their viewpoint parameter"
+    images = tensor_from(images, 'images', '[N, C, H, W]')
     if images.ndim != 4 or len(images) == 0: raise ValueError(f"expected images [N>0, C, H, W], got shape {tuple(images.shape)}")
-    if n_show < 1: raise ValueError(f"n_show must be at least 1, got {n_show}")
+    if not (is_int(n_show) and n_show >= 1): raise ValueError(f"n_show must be an int of at least 1, got {n_show!r}")
     if params is not None and tuple(np.shape(params)) != (len(images),):
         raise ValueError(f"expected params [{len(images)}], one per image, got shape {tuple(np.shape(params))}")
     import matplotlib.pyplot as plt
@@ -133,7 +135,7 @@ def _nonfinite_rows(x:torch.Tensor) -> list[int]:
 
 @torch.no_grad()
 def class_pose_trajectories(model:nn.Module, # returns `(a_out [B, n_classes], mu_out [B, n_classes, d_cov, d_out], sig2_out)`
-                            images:torch.Tensor, # [N, ...] the views, in order
+                            images:torch.Tensor, # [N, ...] the views, in order (a tensor or NumPy array)
                             label:int|None=None, # the class capsule to follow; `None`: the activated one (highest mean probability)
                             params:ArrayLike|None=None, # [N] the viewpoint parameter of each view; default 0, 1, ..., N-1
                             param_name:str='view', # what `params` measure
@@ -141,8 +143,9 @@ def class_pose_trajectories(model:nn.Module, # returns `(a_out [B, n_classes], m
                             bs:int=64, # views per forward pass
                            ) -> PoseTrajectories:
     "Run the views through `model` in eval mode and keep one class capsule's pose vectors for each"
+    images = tensor_from(images, 'images', '[N, ...]')
     if len(images) == 0: raise ValueError("no images")
-    if not isinstance(bs, (int, np.integer)) or bs < 1: raise ValueError(f"bs must be a positive number of views, got {bs!r}")
+    if not (is_int(bs) and bs >= 1): raise ValueError(f"bs must be a positive number of views, got {bs!r}")
     try:   # True would index a new axis of the poses (a bool tensor reads as 1) and 1.5 fail inside torch
         if isinstance(label, (bool, np.bool_)) or getattr(label, 'dtype', None) in (torch.bool, np.bool_): raise TypeError
         label = None if label is None else operator.index(label)
@@ -175,10 +178,10 @@ def classical_mds(points:torch.Tensor, # [n, d]
                   n_dims:int=2, # dimensions of the embedding
                  ) -> tuple[torch.Tensor, torch.Tensor]: # coordinates [n, n_dims] and all eigenvalues [n], descending (float64)
     "Classical (Torgerson) MDS: the top eigenvectors of the double-centred squared distances, scaled by root eigenvalues"
-    points = torch.as_tensor(points)                                     # a NumPy array too
+    points = tensor_from(points, 'points', '[n, d]')
     if points.ndim != 2: raise ValueError(f"expected points [n, d], got shape {tuple(points.shape)}")
     n = len(points)
-    if not isinstance(n_dims, (int, np.integer)) or isinstance(n_dims, bool) or not 1 <= n_dims <= n: raise ValueError(f"n_dims must be an int in [1, {n}] for {n} points, got {n_dims}")
+    if not (is_int(n_dims) and 1 <= n_dims <= n): raise ValueError(f"n_dims must be an int in [1, {n}] for {n} points, got {n_dims}")
     if not torch.isfinite(points).all(): raise ValueError(f"points {_nonfinite_rows(points)} are not finite: their distances are undefined")
     x = points.detach().double().cpu()
     sq_dist = (x[:, None, :] - x[None, :, :]).square().sum(-1)          # [n, n]
@@ -227,7 +230,7 @@ def plot_pose_trajectories(traj:PoseTrajectories, # from `class_pose_trajectorie
 def pose_changes(poses:torch.Tensor, # [N, d_cov, d_out] one capsule's poses along a sequence
                 ) -> dict[str, torch.Tensor]: # 'distance', 'norm_ratio', 'cosine': each [N, d_cov]
     "Each pose vector's distance to its first value over that value's norm, norm ratio and cosine similarity to it"
-    poses = torch.as_tensor(poses)                                       # a NumPy array too
+    poses = tensor_from(poses, 'poses', '[N, d_cov, d_out]')
     if poses.ndim != 3: raise ValueError(f"expected poses [N, d_cov, d_out], got shape {tuple(poses.shape)}")
     if not torch.isfinite(poses).all(): raise ValueError(f"the poses of views {_nonfinite_rows(poses)} are not finite: their changes are undefined")
     p = poses.detach().double()

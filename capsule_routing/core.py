@@ -7,12 +7,13 @@ from __future__ import annotations
 import gzip, math, numbers, os, shlex, sys, warnings
 from contextlib import contextmanager
 from pathlib import Path
+import numpy as np
 import torch
 
 # %% auto #0
 __all__ = ['FILE_LOCKS', 'project_root', 'shared_dir', 'shared_required', 'report_skip', 'shared_file', 'open_maybe_gzip',
-           'default_device', 'is_int', 'check_positive_ints', 'check_eps', 'check_seed', 'exclusive_lock',
-           'import_fastai_quietly', 'name_python_m_command', 'fetch_hint']
+           'default_device', 'is_int', 'check_positive_ints', 'check_eps', 'check_seed', 'array_as_tensor',
+           'tensor_from', 'exclusive_lock', 'import_fastai_quietly', 'name_python_m_command', 'fetch_hint']
 
 # %% ../nbs/00_core.ipynb #e0048397
 def project_root(start:Path|None=None) -> Path|None:
@@ -82,6 +83,21 @@ def check_eps(eps:float):
 def check_seed(seed:int):
     "Refuse a seed NumPy's generators do not take (NumPy's own message would name neither the option nor the value)"
     if not (is_int(seed) and seed >= 0): raise ValueError(f"seed must be an int >= 0 (--seed); received {seed!r}")
+
+# %% ../nbs/00_core.ipynb #47d3fe60
+def array_as_tensor(a):
+    "A NumPy array as the tensor of its dtype (uint8 pixels stay uint8), copied when it cannot be written (a memory-mapped file's); anything else as it is"
+    if not isinstance(a, np.ndarray): return a
+    return torch.from_numpy(a if a.flags.writeable else a.copy())   # torch warns on a read-only array, whose memory it would share
+
+def tensor_from(x, # a tensor or a NumPy array
+                name:str, # the argument, for the error
+                shape:str, # the shape it should have, for the error, e.g. '[N, C, H, W]'
+               ) -> torch.Tensor:
+    "`x` as a tensor (`array_as_tensor`), or `TypeError` naming `name` and `shape` when it is neither a tensor nor an array"
+    x = array_as_tensor(x)
+    if not isinstance(x, torch.Tensor): raise TypeError(f"{name} must be a tensor or NumPy array {shape}; received {type(x).__name__}")
+    return x
 
 # %% ../nbs/00_core.ipynb #0f4531c6
 try: import fcntl

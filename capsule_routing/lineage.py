@@ -136,8 +136,12 @@ def route_dynamically(
         if it < n_iters - 1: logits = logits + V.agreement(v)   # agreement, added as a log likelihood
     a = squashed_length_logit(s)                                                   # [b, j]
     gets_inputs = torch.ones_like(a, dtype=torch.bool) if kept is None else kept.any(1, keepdim=True).expand_as(a)
-    shares = c if kept is None else c.masked_fill(~kept[..., None], 0)             # [b, i, j] those of kept inputs
-    underflowed = (torch.isneginf(a) | (shares.amax(1) < torch.finfo(c.dtype).tiny)) & gets_inputs   # [b, j]: every share below the smallest normal float
+    tiny = torch.finfo(c.dtype).tiny
+    if kept is None: small = c.amax(1) < tiny                                      # [b, j]: every share below the smallest normal float
+    else:   # the kept inputs' total share, a product rather than a masked [b, i, j] copy: below n_kept * tiny wherever each kept share is below tiny
+        kept_total = torch.einsum('bi,bij->bj', kept.to(c.dtype), c.detach())      # [b, j]
+        small = kept_total < 2 * tiny * kept.sum(1, keepdim=True)                  # (2: room for rounding; a score taken again needlessly is still exact)
+    underflowed = (torch.isneginf(a) | small) & gets_inputs                        # [b, j]
     if branch_free or bool(underflowed.any()):                                     # rare, so an eager call pays its cost only then
         log_c = F.log_softmax(logits, dim=-1)                                      # [b, i, j]
         if kept is not None: log_c = log_c.masked_fill(~kept[..., None], float('-inf'))   # the largest share of a kept input

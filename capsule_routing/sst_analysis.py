@@ -4,7 +4,7 @@
 
 # %% ../nbs/04b_sst_results.ipynb #529d45b4
 from __future__ import annotations
-import json, os, re, shutil, sys, time, warnings
+import functools, json, os, re, shutil, sys, time, warnings
 from contextlib import redirect_stdout
 from pathlib import Path
 import numpy as np
@@ -14,7 +14,7 @@ import torch
 import matplotlib.pyplot as plt
 from fastcore.script import anno_parser, Param
 from fastprogress.fastprogress import progress_bar
-from .core import check_positive_ints
+from .core import check_positive_ints, tensor_from
 from .lineage import ROUTINGS
 from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, teacher_names, embed_command
 from .embeddings import FrozenTransformer, _as_transformer, EmbeddingCache, find_cache, CachedEmbeddings, EmbeddingsDL, check_texts, check_tokens, check_model_files
@@ -22,7 +22,7 @@ from .training import load_checkpoint, atomic_save, check_model_repr, cli_errors
 
 # %% auto #0
 __all__ = ['UNRECORDED_SETTINGS', 'FINISHED_KEYS', 'COLLECTED_FILES', 'OPTIONAL_COLLECTED_FILES', 'SST_ANALYSIS_HELP',
-           'SETUP_ORDER', 'SETUP', 'PAPER_SETUP', 'run_settings', 'run_transformer', 'run_data',
+           'SETUP_ORDER', 'SETUP', 'PAPER_SETUP', 'PRESENCE_SCORES', 'run_settings', 'run_transformer', 'run_data',
            'run_frozen_transformer', 'transformer_label', 'class_names', 'sst_model_from_state_dict', 'load_run_model',
            'predict_cached', 'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results', 'embed_texts',
            'pick_sentences', 'save_embedded_sentences', 'load_embedded_sentences', 'teacher_probabilities', 'teach',
@@ -476,10 +476,14 @@ PAPER_SETUP = dict(train='phrases', epochs=3, lr_max=5e-4, n_iters=3, architectu
 def select_setups(df:pd.DataFrame, # rows of `runs_table` or `summary_table`
                   **settings,
                  ) -> pd.DataFrame:
-    "The rows of `df` whose setup is `PAPER_SETUP`, except in the columns `settings` names: `column=value` keeps that value, `column=None` any"
+    "The rows of `df` whose setup is `PAPER_SETUP`, except in the columns `settings` names: `column=value` keeps that value (refused if no row has it), `column=None` any"
     wanted = {**PAPER_SETUP, **settings}
     missing = [col for col in wanted if col not in df.columns]
     if missing: raise ValueError(f"the table has no column {missing}; its columns: {list(df.columns)}")
+    absent = {col: value for col, value in settings.items() if value is not None and not (df[col] == value).any()}
+    if absent and len(df):   # a typo or a wrong unit would otherwise select nothing, silently
+        col, value = next(iter(absent.items()))
+        raise ValueError(f"no row has {col}={value!r}; the table's values of {col}: {sorted(df[col].unique().tolist(), key=str)}")
     keep = np.ones(len(df), dtype=bool)
     for col, value in wanted.items():
         if value is not None: keep &= (df[col] == value).to_numpy()
@@ -591,6 +595,13 @@ def _axes_to_draw_on(ax:plt.Axes|None, figsize:tuple) -> tuple:
     "`(fig, ax)`: a new figure of `figsize` and its axes, which the plot lays out when it is drawn, or `(None, ax)` for the caller's axes"
     return plt.subplots(figsize=figsize) if ax is None else (None, ax)
 
+def _widen_for_row_labels(fig:plt.Figure, ax:plt.Axes):
+    "Widen a figure of our own by its widest row label (a token), for which `tight_layout` cannot make room within a fixed width"
+    renderer = fig.canvas.get_renderer()
+    widest = max((t.get_window_extent(renderer).width for t in ax.get_yticklabels()), default=0.) / fig.dpi   # inches
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(width + widest, height)
+
 def plot_confusion(counts:np.ndarray, # [n, n] from `confusion_counts`
                    labels:list[str], # class names
                    title:str='', ax:plt.Axes|None=None):
@@ -619,6 +630,10 @@ def routing_shares(f_inp:torch.Tensor, # [..., I] data of each input, f(a_i)
                    gate_parts:bool=True, # weigh each part by its data f(a_p) (False: the routing probabilities alone)
                   ) -> tuple[torch.Tensor, torch.Tensor]:
     "`(S [..., I, C], stopped [..., I])`: share of each input's data reaching each class, and the share stopping at the parts"
+    f_inp, R1, a_parts, R2 = (tensor_from(t, name, shape) for t, name, shape in
+                              ((f_inp, 'f_inp', '[..., I]'), (R1, 'R1', '[..., I, P]'), (a_parts, 'a_parts', '[..., P]'), (R2, 'R2', '[..., P, C]')))
+    dtype = functools.reduce(torch.promote_types, (f_inp.dtype, R1.dtype, a_parts.dtype, R2.dtype, torch.get_default_dtype()))   # one float dtype for the products
+    f_inp, R1, a_parts, R2 = (t.to(dtype) for t in (f_inp, R1, a_parts, R2))
     if R1.shape[:-1] != f_inp.shape or R1.shape[-1] != a_parts.shape[-1] or R2.shape[:-1] != a_parts.shape:
         raise ValueError(f"expected f_inp [..., I], R1 [..., I, P], a_parts [..., P], R2 [..., P, C]; received "
                          f"{tuple(f_inp.shape)}, {tuple(R1.shape)}, {tuple(a_parts.shape)}, {tuple(R2.shape)}")
@@ -629,6 +644,8 @@ def routing_shares(f_inp:torch.Tensor, # [..., I] data of each input, f(a_i)
     return S, stopped[..., 0]
 
 # %% ../nbs/04b_sst_results.ipynb #db070780
+PRESENCE_SCORES = ('heinsen', 'dynamic', 'em')   # the routings whose output score a_j is the logit of a presence in [0, 1]
+
 @torch.no_grad()
 def sst_routing(model:SSTCapsNet, # the model (eval mode)
                 mask:torch.Tensor, # [B, n] 1 for a token, 0 for padding
@@ -636,6 +653,12 @@ def sst_routing(model:SSTCapsNet, # the model (eval mode)
                 gate_parts:bool=True, # see `routing_shares`
                ) -> dict:
     "`a_out`, `probs`, `a_parts`, `R1`, `R2`, `f_inp` and the shares `S` [B, n, L, C] and `stopped` [B, n, L]"
+    if not isinstance(model, SSTCapsNet):
+        raise TypeError(f"sst_routing follows an SSTCapsNet's two routings from tokens and depths to classes; received {type(model).__name__} "
+                        "(any routing layer gives its own R with return_R=True)")
+    if gate_parts and model.routing not in PRESENCE_SCORES:
+        raise ValueError(f"a part's score in {model.routing!r} routing is not a presence, so sigmoid(a_p) does not say what share of its data "
+                         f"it passes on: pass gate_parts=False for the shares of the routing probabilities alone (gated: {', '.join(PRESENCE_SCORES)})")
     a_inp, mu_inp = model.input_capsules(mask, embs)                                 # [B, n*L], [B, n*L, 1, d_parts], checked as by forward
     B, n, L, _ = embs.shape                                                          # (once the model has checked it)
     a_parts, mu_parts, _, R1 = model.routings[0](a_inp, mu_inp, return_R=True)      # [B, P], [B, P, 1, 2], R1 [B, n*L, P]
@@ -661,6 +684,7 @@ def plot_token_depth(rel:torch.Tensor, # [n, L] from `relative_use`
                      title:str='', ax:plt.Axes|None=None, spread:float|None=None):
     "Heatmap of tokens (rows) x depths (columns), diverging around 1 (red: more than average, blue: less)"
     from matplotlib.colors import TwoSlopeNorm
+    rel = tensor_from(rel, 'rel', '[n, L]')
     if rel.ndim != 2 or rel.shape[0] != len(tokens):   # one token per row, or rows go unlabelled
         raise ValueError(f"rel must be [n, L] with n = len(tokens) = {len(tokens)}, received {tuple(rel.shape)}")
     rel = rel.detach().cpu()                           # a plot: no gradient, and numpy reads host memory
@@ -670,7 +694,7 @@ def plot_token_depth(rel:torch.Tensor, # [n, L] from `relative_use`
     ax.set_yticks(range(len(tokens)), tokens, fontsize=8); ax.set_xticks(range(rel.shape[1]))
     ax.set_xlabel('depth (0: embeddings)'); ax.set_title(title, fontsize=9)
     plt.colorbar(im, ax=ax, fraction=0.05, label='relative use (1: average)')
-    if fig is not None: fig.tight_layout()
+    if fig is not None: _widen_for_row_labels(fig, ax); fig.tight_layout()
     return ax
 
 def plot_token_class(shares:torch.Tensor, # [n, C] shares of one sentence, summed over depths
@@ -678,6 +702,7 @@ def plot_token_class(shares:torch.Tensor, # [n, C] shares of one sentence, summe
                      labels:list[str], # the C class names
                      title:str='', ax:plt.Axes|None=None):
     "Heatmap of tokens (rows) x classes (columns), values written in the cells"
+    shares = tensor_from(shares, 'shares', '[n, C]')
     if shares.shape != (len(tokens), len(labels)):   # one token per row and one class per column, or cells go unlabelled
         raise ValueError(f"shares must be [n, C] with n = len(tokens) = {len(tokens)} and C = len(labels) = {len(labels)}, "
                          f"received {tuple(shares.shape)}")
@@ -689,5 +714,5 @@ def plot_token_class(shares:torch.Tensor, # [n, C] shares of one sentence, summe
         for c in range(len(labels)): ax.text(c, t, f'{shares[t, c]:.2f}', ha='center', va='center', fontsize=7, color='white' if shares[t, c] > top / 2 else 'black')
     ax.set_yticks(range(len(tokens)), tokens, fontsize=8); ax.set_xticks(range(len(labels)), labels, rotation=30, ha='right')
     ax.set_xlabel('class'); ax.set_title(title, fontsize=9)
-    if fig is not None: fig.tight_layout()
+    if fig is not None: _widen_for_row_labels(fig, ax); fig.tight_layout()
     return ax

@@ -30,7 +30,7 @@ from fastai.learner import AvgSmoothLoss, Learner, Recorder
 from fastai.optimizer import OptimWrapper, RAdam
 from fastai.torch_core import TensorBase, rank_distrib, set_seed
 from torch.utils.data import TensorDataset
-from .core import default_device, check_positive_ints, check_seed, name_python_m_command
+from .core import default_device, check_positive_ints, check_seed, name_python_m_command, array_as_tensor
 from .routing import float32_if_half   # half-precision scores to float32 for a stable log-softmax
 
 # %% auto #0
@@ -381,8 +381,7 @@ class CapsuleLearner(Learner):
 
     def predict(self, item, with_input:bool=False):
         "fastai's `(label, class, probabilities)` of one item, its inputs without a target (a tensor, a NumPy array or a text, or a tuple of them); `label` is `dls.vocab[class]` where the data name their classes, else the class index"
-        as_input = lambda t: torch.from_numpy(t if t.flags.writeable else t.copy()) if isinstance(t, np.ndarray) else t   # the tensor of its dtype (uint8 pixels stay uint8); copied from a read-only (memory-mapped) array, which torch warns of
-        item = tuple(map(as_input, item)) if isinstance(item, (tuple, list)) else (as_input(item),)   # several inputs, or one: an image, a text
+        item = tuple(map(array_as_tensor, item)) if isinstance(item, (tuple, list)) else (array_as_tensor(item),)   # several inputs, or one: an image, a text
         with self.no_bar():   # one item: no progress bar
             inp, probs, _, classes = self.get_preds(dl=self.dls.test_dl([item], num_workers=0), with_input=True, with_decoded=True)
         vocab = getattr(self.dls, 'vocab', None)   # the data set's class names, where it has them

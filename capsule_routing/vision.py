@@ -20,7 +20,7 @@ from fastai.torch_core import TensorBase, TensorCategory
 from fastai.interpret import plot_top_losses as fastai_plot_top_losses
 from fastcore.foundation import L
 from torch.utils.data import TensorDataset
-from .core import default_device, open_maybe_gzip, is_int, name_python_m_command, fetch_hint
+from .core import default_device, open_maybe_gzip, is_int, name_python_m_command, fetch_hint, array_as_tensor
 from .downloads import check_checksum, download_file, sha256sum, download_for_command_line
 from .training import FastaiDataset
 from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb, SMALLNORB_CLASSES
@@ -29,8 +29,8 @@ from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb, SMAL
 __all__ = ['IDX_TYPES', 'FASHION_MNIST_CLASSES', 'FASHION_MNIST_FILES', 'FASHION_MNIST_URL', 'FASHION_MNIST_CHECKSUMS',
            'idx_header', 'write_idx', 'read_idx', 'verify_sha256sums', 'FashionMNIST', 'find_idx_file',
            'load_fashion_mnist', 'download_fashion_mnist', 'show_images', 'check_valid_count', 'stratified_split',
-           'TensorItems', 'array_as_tensor', 'tensor_items', 'TensorBatchDL', 'ShownImages', 'plot_top_image_losses',
-           'side_by_side', 'uint8_to_unit', 'tensor_dataloaders', 'fashion_mnist_dataloaders', 'smallnorb_dataloaders',
+           'TensorItems', 'tensor_items', 'TensorBatchDL', 'ShownImages', 'plot_top_image_losses', 'side_by_side',
+           'uint8_to_unit', 'tensor_dataloaders', 'fashion_mnist_dataloaders', 'smallnorb_dataloaders',
            'fashion_mnist_capsnet', 'fashion_mnist_main']
 
 # %% ../nbs/03a_fashion_mnist.ipynb #a3a2fec6
@@ -216,11 +216,6 @@ class TensorItems(FastaiDataset, TensorDataset):
     def items(self) -> list[tuple]:
         "Each item as a tuple of views of the tensors (fastai's `Interpretation` picks some and batches them with `test_dl`)"
         return list(zip(*(t.unbind(0) for t in self.tensors)))
-
-def array_as_tensor(a):
-    "A NumPy array as the tensor of its dtype (uint8 pixels stay uint8), copied when it cannot be written (a memory-mapped file's); anything else as it is"
-    if not isinstance(a, np.ndarray): return a
-    return torch.from_numpy(a if a.flags.writeable else a.copy())   # torch warns on a read-only array, whose memory it would share
 
 def tensor_items(data) -> TensorItems:
     "`data` as `TensorItems`: a `TensorDataset`, one tensor or NumPy array (inputs alone: `learn.dls.test_dl(images)`), or a list of items, each a tensor, an array, or a tuple of them (`learn.predict` passes one, fastai's `Interpretation` several)"

@@ -31,7 +31,7 @@ RUNS = {
     'smallnorb_benchmark.py': (['--device', 'cpu', '--warmup', '1', '--steps', '1'], '| training step, batch 20 |'),
     'fashion_mnist_step.py': (['--configs', '1', '--warmup', '0', '--steps', '1'], '| 16 | 2 | eager | implicit |'),
     'clamp_count.py': (['heinsen', 'em', '--data', str(SHARED/'data'/'fashion-mnist'), '--steps', '5'], 'variances clamped from below zero'),
-    'ab_dynamic_scores.py': (['sst_1'], 'sst_1 new median'),
+    'ab_dynamic_scores.py': (['sst_1', '--forward'], 'sst_1 forward new median'),
     'ab_moments_backward.py': (['sst_1'], 'sst_1 new median'),
     'cache_read.py': (['CACHE', '--n', '20'], 'memory map'),
     'denormal_step.py': (['--data', str(SHARED/'data'/'fashion-mnist'), '--weights', '16 parts, untrained', '--steps', '1'], '| 16 parts, untrained |'),
