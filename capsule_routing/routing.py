@@ -176,7 +176,7 @@ def first_order_only(backward:Callable) -> Callable:
 
 # %% ../nbs/01_routing.ipynb #9caeeb59
 class SqDistance(torch.autograd.Function):
-    "E-step: $d_{ni} = \\sum_k w_{nk} (V_{nki} - \\mu_{nk})^2$, keeping only V, mu and w for the backward pass"
+    "E-step: $\\mathrm{dist}_{ni} = \\sum_k w_{nk} (V_{nki} - \\mu_{nk})^2$, keeping only V, mu and w for the backward pass"
     @staticmethod
     def forward(ctx, V, mu, w, ws):            # V [n, k, i], mu [n, k], w [n, k]
         ctx.save_for_backward(V, mu, w); ctx.ws = ws.use(ctx.needs_input_grad[0])
@@ -424,8 +424,8 @@ def implicit_vote_features(
     eps:float=1e-5,
 ) -> tuple: # feats [..., n_inp, cF], data [..., n_inp, cF + 1] (cF = d_cov d_inp (d_inp + 3) / 2: F per pose row), V_center [..., n_out, d_cov, d_out]
     "What stands in for the votes: each pose about the centre, its entries' products in pairs and the entries alone (feats); those and a 1, times f(a_i) (data); the centre's votes"
-    center = (f_a[..., None] * mu_inp).sum(-3) / (f_a.sum(-2)[..., None] + eps)     # [..., c, d]
-    delta = mu_inp - center[..., None, :, :]                                        # [..., i, c, d]
+    center = (f_a[..., None] * mu_inp).sum(-3) / (f_a.sum(-2)[..., None] + eps)     # [..., c, d]: the centre, mu-bar
+    delta = mu_inp - center[..., None, :, :]                                        # [..., i, c, d]: the poses about it, mu-tilde
     V_center = torch.einsum('...cd,jdh->...jch', center, W) + B                     # [..., j, c, h]
     d_idx, e_idx = pose_pairs(delta.shape[-1], delta.device)                        # [P] each
     feats = torch.cat([(delta[..., d_idx] * delta[..., e_idx]).flatten(-2), delta.flatten(-2)], -1)   # [..., i, c*P + c*d]
@@ -434,9 +434,9 @@ def implicit_vote_features(
 
 def vote_column_products(W:torch.Tensor, # [n_out, d_inp, d_out]
 ) -> torch.Tensor:                       # [n_out, P, d_out], the pairs of `pose_pairs`
-    "$m_{dd'} W_{jdh} W_{jd'h}$ for each pair $d \\le d'$ (2 off the diagonal, 1 on it): turns the products of a pose's entries into products of its votes' entries"
+    "$\\nu_{dd'} W_{jdh} W_{jd'h}$ for each pair $d \\le d'$ (2 off the diagonal, 1 on it): turns the products of a pose's entries into products of its votes' entries"
     d_idx, e_idx = pose_pairs(W.shape[1], W.device)
-    both_orders = 2 - (d_idx == e_idx).to(W.dtype)                                  # [P]: m_dd'
+    both_orders = 2 - (d_idx == e_idx).to(W.dtype)                                  # [P]: nu_dd'
     return W[:, d_idx] * W[:, e_idx] * both_orders[:, None]
 
 # %% ../nbs/01_routing.ipynb #16aeedee
@@ -450,7 +450,7 @@ def implicit_e_step(
 ) -> torch.Tensor:         # [..., n_inp, n_out] routing probabilities R
     "Eq. 2 with gaussian densities and no vote formed: log f(a_out_j) + log p_ij = -q_ij / 2 + a constant of j"
     inv_s, e = 1 / sig2_out, V_center - mu_out                                     # [..., j, c, h] each
-    H = torch.einsum('jph,...jch->...jcp', vote_column_products(W), inv_s)         # [..., j, c, P], m_dd' included
+    H = torch.einsum('jph,...jch->...jcp', vote_column_products(W), inv_s)         # [..., j, c, P], nu_dd' included
     G = torch.einsum('jdh,...jch->...jcd', W, e * inv_s)                           # [..., j, c, d]
     coef = torch.cat([H.flatten(-2), 2 * G.flatten(-2)], -1)                       # [..., j, c*P + c*d]
     const = F.logsigmoid(a_out) - 0.5 * ((e * e * inv_s).sum((-2, -1)) + torch.log(sig2_out).sum((-2, -1)))   # [..., j]
