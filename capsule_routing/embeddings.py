@@ -295,18 +295,18 @@ MANIFEST_FIELDS = ('key', 'model', 'n_texts', 'n_tokens', 'n_layers', 'd_emb', '
 
 def _index_problem(path:Path, # a cache's index.npy: the first token of each text, then the number of tokens [n_texts + 1]
                    m:dict, # the cache's manifest
-                  ) -> str|None:
-    "Why `index.npy` disagrees with the manifest, or `None`: offsets from 0 to n_tokens, a token or more per text, each shard's rows"
+                  ) -> tuple[str|None, np.ndarray|None]:
+    "`(problem, offsets)`: why `index.npy` disagrees with the manifest (offsets from 0 to n_tokens, a token or more per text, each shard's rows) or `None`, and the offsets when it agrees"
     try: offsets = np.load(path, allow_pickle=False)
-    except (ValueError, OSError): return "index.npy is not an array file NumPy can read"
+    except (ValueError, OSError): return "index.npy is not an array file NumPy can read", None
     if offsets.dtype != np.int64 or offsets.shape != (m['n_texts'] + 1,):
-        return f"index.npy holds {offsets.dtype} {offsets.shape}, not the int64 ({m['n_texts'] + 1},) of {m['n_texts']} texts"
+        return f"index.npy holds {offsets.dtype} {offsets.shape}, not the int64 ({m['n_texts'] + 1},) of {m['n_texts']} texts", None
     if offsets[0] != 0 or offsets[-1] != m['n_tokens'] or (np.diff(offsets) < 1).any():
-        return f"index.npy's offsets do not run from 0 to the {m['n_tokens']} tokens with a token or more per text"
+        return f"index.npy's offsets do not run from 0 to the {m['n_tokens']} tokens with a token or more per text", None
     starts = np.minimum(np.arange(len(m['shards']) + 1) * m['shard_size'], m['n_texts'])   # first text of each shard, then the end
     if np.diff(offsets[starts]).tolist() != [s['n_tokens'] for s in m['shards']]:
-        return "index.npy's offsets disagree with the shards' token counts"
-    return None
+        return "index.npy's offsets disagree with the shards' token counts", None
+    return None, offsets
 
 class EmbeddingCache:
     "A finished cache folder, memory-mapped: `cache[i]` is text `i`'s hidden states [n_i, L, D] (fp16, read lazily)"
@@ -314,38 +314,48 @@ class EmbeddingCache:
                  key:str|None=None, # the cache's full key (`cache_key`), checked against the manifest's when given
                 ):
         self.folder = Path(folder)
-        problem = self.problem(self.folder, key)
+        problem, self.manifest, self.offsets = self._read(self.folder, key)   # each file read once: what was checked is what is used
         if problem: raise ValueError(f"{self.folder} is not a valid embedding cache: {problem}")
-        self.manifest = json.loads((self.folder/'manifest.json').read_text())
-        self.offsets = np.load(self.folder/'index.npy')
         self.n_layers, self.d_emb = self.manifest['n_layers'], self.manifest['d_emb']
         self.shard_size = self.manifest['shard_size']
         self._maps = {}
 
     @staticmethod
-    def problem(folder:Path, key:str|None=None) -> str|None:
-        "Why `folder` is not a complete cache (of `key`, when given), or `None` when it is one"
+    def _read(folder:Path, key:str|None=None) -> tuple[str|None, dict|None, np.ndarray|None]:
+        "`(problem, manifest, offsets)`: why `folder` is not a complete cache (of `key`, when given) or `None`, and, when it is one, its manifest and offsets"
         folder = Path(folder)
-        if folder.name.endswith('.partial'): return "an unfinished build (.partial)"
-        if not folder.is_dir(): return "no such folder" if not folder.exists() else "a file, not a folder"
+        if folder.name.endswith('.partial'): return "an unfinished build (.partial)", None, None
+        if not folder.is_dir(): return ("no such folder" if not folder.exists() else "a file, not a folder"), None, None
         mf = folder/'manifest.json'
-        if not mf.exists(): return "no manifest.json (the build did not finish)"
+        if not mf.exists(): return "no manifest.json (the build did not finish)", None, None
         try: m = json.loads(mf.read_text())
-        except ValueError as e: return f"unreadable manifest.json ({e})"
-        if not isinstance(m, dict): return f"manifest.json holds a {type(m).__name__}, not an object"
-        if m.get('format') != CACHE_FORMAT: return f"cache format {m.get('format')}, expected {CACHE_FORMAT}"
+        except ValueError as e: return f"unreadable manifest.json ({e})", None, None
+        if not isinstance(m, dict): return f"manifest.json holds a {type(m).__name__}, not an object", None, None
+        if m.get('format') != CACHE_FORMAT: return f"cache format {m.get('format')}, expected {CACHE_FORMAT}", None, None
         if key is not None and m.get('key') != key:
-            return f"its manifest's key {str(m.get('key'))[:20]}... is not {key[:20]}... (a cache copied or renamed from another name)"
-        if lacking := [f for f in MANIFEST_FIELDS if f not in m]: return f"manifest.json lacks {lacking}"
+            return f"its manifest's key {str(m.get('key'))[:20]}... is not {key[:20]}... (a cache copied or renamed from another name)", None, None
+        if lacking := [f for f in MANIFEST_FIELDS if f not in m]: return f"manifest.json lacks {lacking}", None, None
         idx = folder/'index.npy'
-        if not idx.exists() or idx.stat().st_size != m['index_bytes']: return "index.npy missing or of the wrong size"
+        if not idx.exists() or idx.stat().st_size != m['index_bytes']: return "index.npy missing or of the wrong size", None, None
         try:
             for s in m['shards']:
                 p = folder/s['file']
-                if not p.exists(): return f"{s['file']} missing"
-                if p.stat().st_size != s['bytes']: return f"{s['file']} has {p.stat().st_size} bytes, expected {s['bytes']}"
-        except (KeyError, TypeError) as e: return f"manifest.json's shards are malformed ({type(e).__name__}: {e})"
-        return _index_problem(idx, m)
+                if not p.exists(): return f"{s['file']} missing", None, None
+                if p.stat().st_size != s['bytes']: return f"{s['file']} has {p.stat().st_size} bytes, expected {s['bytes']}", None, None
+        except (KeyError, TypeError) as e: return f"manifest.json's shards are malformed ({type(e).__name__}: {e})", None, None
+        problem, offsets = _index_problem(idx, m)
+        return problem, (m if problem is None else None), offsets
+
+    @staticmethod
+    def problem(folder:Path, key:str|None=None) -> str|None:
+        "Why `folder` is not a complete cache (of `key`, when given), or `None` when it is one"
+        return EmbeddingCache._read(folder, key)[0]
+
+    @classmethod
+    def opened(cls, folder, key:str|None=None) -> EmbeddingCache|None:
+        "The cache in `folder` when it is a complete one (of `key`, when given), else `None`; its files are read once"
+        try: return cls(folder, key)
+        except ValueError: return None   # the only error `__init__` raises: `problem` says why
 
     @classmethod
     def is_valid(cls, folder, key:str|None=None) -> bool: return cls.problem(folder, key) is None
@@ -430,7 +440,7 @@ def cache_folder(texts:list[str], # the texts
 def find_cache(texts:list[str], transformer:FrozenTransformer|str, cache_dir:str|Path|None=None) -> EmbeddingCache|None:
     "The finished cache of `texts` under `transformer` if there is one, else `None` (never embeds anything)"
     folder, key = _folder_and_key(text_list(texts), _as_transformer(transformer), cache_dir)
-    return EmbeddingCache(folder, key) if EmbeddingCache.is_valid(folder, key) else None
+    return EmbeddingCache.opened(folder, key)
 
 # %% ../nbs/04a_embeddings.ipynb #b9d89a3b
 def _not_finite_message(i:int, states:torch.Tensor, transformer) -> str:
@@ -519,7 +529,7 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
     check_positive_ints(shard_size=shard_size, max_tokens=max_tokens, max_bs=max_bs)
     tf = _as_transformer(transformer)
     folder, key = _folder_and_key(texts, tf, cache_dir)
-    if EmbeddingCache.is_valid(folder, key): return EmbeddingCache(folder, key)
+    if (cache := EmbeddingCache.opened(folder, key)) is not None: return cache
     try: folder.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e: raise ValueError(f"--cache_dir {folder.parent} cannot be created ({e.strerror or e}): choose another") from e
     if not os.access(folder.parent, os.W_OK):   # read-only or not ours: say so, not the lock file's OSError
@@ -527,9 +537,10 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
                          "texts is not there: choose another (--cache_dir, or $CAPSULE_ROUTING_CACHE)")
     with exclusive_lock(folder.parent/key[:20], f"waiting for another process building {folder} ..."):   # by key: one model under two names builds once
         folder = _key_folder(folder.parent, tf, key)                # the process we waited for may have built it, under its own name
-        if not EmbeddingCache.is_valid(folder, key):
+        if (cache := EmbeddingCache.opened(folder, key)) is None:
             _build(texts, tf, folder, key, shard_size, max_tokens, max_bs, progress)
-    return EmbeddingCache(folder, key)
+            cache = EmbeddingCache(folder, key)
+    return cache
 
 def _build(texts, tf, folder:Path, key:str, shard_size, max_tokens, max_bs, progress):
     "Embed `texts` into `<folder>.partial` (reusing the shards of an interrupted build of the same plan), then rename it `folder`"
