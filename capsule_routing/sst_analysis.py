@@ -480,10 +480,9 @@ def select_setups(df:pd.DataFrame, # rows of `runs_table` or `summary_table`
     wanted = {**PAPER_SETUP, **settings}
     missing = [col for col in wanted if col not in df.columns]
     if missing: raise ValueError(f"the table has no column {missing}; its columns: {list(df.columns)}")
-    absent = {col: value for col, value in settings.items() if value is not None and not (df[col] == value).any()}
-    if absent and len(df):   # a typo or a wrong unit would otherwise select nothing, silently
-        col, value = next(iter(absent.items()))
-        raise ValueError(f"no row has {col}={value!r}; the table's values of {col}: {sorted(df[col].unique().tolist(), key=str)}")
+    for col, value in settings.items():   # a typo or a wrong unit would otherwise select nothing, silently
+        if value is not None and len(df) and not (df[col] == value).any():
+            raise ValueError(f"no row has {col}={value!r}; the table's values of {col}: {sorted(df[col].unique().tolist(), key=str)}")
     keep = np.ones(len(df), dtype=bool)
     for col, value in wanted.items():
         if value is not None: keep &= (df[col] == value).to_numpy()
