@@ -33,7 +33,7 @@ __all__ = ['UNRECORDED_SETTINGS', 'FINISHED_KEYS', 'COLLECTED_FILES', 'OPTIONAL_
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
 # settings that older runs' results.json did not record, at the values those runs used
-UNRECORDED_SETTINGS = dict(dtype='float32', train='phrases', n_iters=3, architecture='paper', d_parts=64, n_parts=64, routing='heinsen', d_pose=2, part_init='torch', mixup=0.2, loss='cross_entropy', ema=0., distill=0.)
+UNRECORDED_SETTINGS = dict(dtype='float32', optimizer='paper_radam', teacher=None, train='phrases', n_iters=3, architecture='paper', d_parts=64, n_parts=64, routing='heinsen', d_pose=2, part_init='torch', mixup=0.2, loss='cross_entropy', ema=0., distill=0.)
 
 # what train_sst adds to results.json when the run ends (training alone writes the file without them)
 FINISHED_KEYS = ('task', 'data', 'transformer', 'wall_seconds')
@@ -108,9 +108,12 @@ def sst_model_from_state_dict(sd:dict, # an `SSTCapsNet` state dict
     d_parts = sd['routings.0.W'].shape[2]
     shaped = lambda routing: SSTCapsNet(n_layers, d_emb, n_cls, architecture=arch, d_parts=d_parts, n_parts=n_parts,
                                         n_iters=n_iters, routing=routing, d_pose=d_pose)
+    def fits(routing):   # each algorithm has its own parameters
+        try: return set(shaped(routing).state_dict()) == set(sd)
+        except ValueError: return False   # it refuses these shapes (inverted: a pose of one entry), so it did not make these weights
     with warnings.catch_warnings():   # only probes: a warning about a routing's shape belongs to the model built below
         warnings.simplefilter('ignore')
-        names = [r for r in ROUTINGS if set(shaped(r).state_dict()) == set(sd)]    # each algorithm has its own parameters
+        names = [r for r in ROUTINGS if fits(r)]
     if len(names) != 1: raise ValueError(f"the state dict's parameters fit {len(names)} routing algorithms, not one: {sorted(sd)}")
     model = shaped(names[0])
     model.load_state_dict(sd)
@@ -262,6 +265,9 @@ def embed_texts(texts:list[str], # a few texts
                 transformer:FrozenTransformer, # the embedding model the SST model was trained on
                ) -> tuple[torch.Tensor, torch.Tensor, list[list[str]]]:
     "`(mask [B, n], embs [B, n, L, D] rounded to fp16 as in the caches, tokens)`: texts embedded live"
+    texts = check_texts(texts)   # blank texts refused: routing one would show the end token alone
+    if not texts: raise ValueError("texts is empty: give at least one text to embed")
+    check_tokens(transformer, texts)
     ids = transformer.token_ids(texts)
     tokens = [transformer.tokenizer.convert_ids_to_tokens(i) for i in ids]
     return (*_embed_ids(ids, transformer), tokens)
@@ -443,8 +449,11 @@ def read_runs(folder:str|Path, # a results folder of run folders
     if not runs: raise ValueError(f"{folder} holds no run folder (no */results.json)")
     return runs
 
-# what a run's settings are, apart from its seed, each with the direction the tables sort it in (True: ascending)
-SETUP_ORDER = dict(task=False, transformer=True, train=False, epochs=True, lr_max=True, n_iters=False, architecture=False, d_parts=True, n_parts=True, routing=True, d_pose=True, part_init=False, mixup=False, loss=True, ema=True, distill=True)
+# what a run's settings are, apart from its seed, each with the direction the tables sort it in (True: ascending);
+# runs that differ in any of them are different setups, never pooled as seeds of one
+SETUP_ORDER = dict(task=False, transformer=True, dtype=True, train=False, epochs=True, bs=True, lr_max=True, lr_min=True, optimizer=True,
+                   n_iters=False, architecture=False, d_parts=True, n_parts=True, routing=True, d_pose=True, part_init=False,
+                   mixup=False, loss=True, ema=True, teacher=True, distill=True)
 SETUP = list(SETUP_ORDER)
 
 def run_wall_seconds(r:dict, # a run's results.json
@@ -457,21 +466,20 @@ def run_wall_seconds(r:dict, # a run's results.json
 
 def runs_table(runs:dict[str, dict], # from `read_runs`
               ) -> pd.DataFrame:
-    "One row per run: its setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, part width and count, routing algorithm, routed capsules' width, MixUp's alpha, loss, weight-average decay, teacher's share of the targets), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
+    "One row per run: its setup (the columns `SETUP`; the transformer and the teacher file by name, `'none'` for no teacher), seed, selected epoch, dev and test accuracy (%), test size, wall minutes"
     if not runs: raise ValueError("runs is empty: nothing to tabulate (read_runs gives the runs of a results folder)")
-    rows = [dict(run=name, task=r['task'], transformer=transformer_label(r['transformer']), train=r['train'],
-                 epochs=r['epochs'], lr_max=r['lr_max'], n_iters=r['n_iters'], architecture=r['architecture'],
-                 d_parts=r['d_parts'], n_parts=r['n_parts'],
-                 routing=r['routing'], d_pose=r['d_pose'], part_init=r['part_init'], mixup=r['mixup'], loss=r['loss'], ema=r['ema'], distill=r['distill'], seed=r['seed'], selected_epoch=r['best_valid']['epoch'],
-                 dev_acc=100 * r['best_valid']['value'], test_acc=100 * r['test']['capsule_accuracy'],
-                 n_test=r['test']['n_samples'], wall_min=run_wall_seconds(r) / 60) for name, r in runs.items()]
+    rows = [{'run': name, **{k: r[k] for k in SETUP}, 'transformer': transformer_label(r['transformer']),
+             'teacher': Path(r['teacher']).name if r['teacher'] else 'none',   # not None, which pandas would leave out of a groupby
+             'seed': r['seed'], 'selected_epoch': r['best_valid']['epoch'], 'dev_acc': 100 * r['best_valid']['value'],
+             'test_acc': 100 * r['test']['capsule_accuracy'], 'n_test': r['test']['n_samples'], 'wall_min': run_wall_seconds(r) / 60}
+            for name, r in runs.items()]
     return pd.DataFrame(rows).sort_values(SETUP + ['seed'], ascending=list(SETUP_ORDER.values()) + [True]).reset_index(drop=True)
 
 # %% ../nbs/04b_sst_results.ipynb #173267c9
 # the issue's regime: a run's setup is this unless a selection says otherwise. One setting departs from the paper:
 # every run in results/sst initialized the part detector with PyTorch's default ('torch'), not the paper's Kaiming
-# normal, which the library uses since 2026-11-25 (those runs are in results/sst_paper_init)
-PAPER_SETUP = dict(train='phrases', epochs=3, lr_max=5e-4, n_iters=3, architecture='paper', d_parts=64, n_parts=64, routing='heinsen', d_pose=2, part_init='torch', mixup=0.2, loss='cross_entropy', ema=0., distill=0.)
+# normal, which the library uses since 2026-11-25 (those runs are in results/sst_paper_init). No teacher: distill=0 implies it
+PAPER_SETUP = dict(dtype='float32', train='phrases', epochs=3, bs=20, lr_max=5e-4, lr_min=1e-5, optimizer='paper_radam', n_iters=3, architecture='paper', d_parts=64, n_parts=64, routing='heinsen', d_pose=2, part_init='torch', mixup=0.2, loss='cross_entropy', ema=0., distill=0.)
 
 def select_setups(df:pd.DataFrame, # rows of `runs_table` or `summary_table`
                   **settings,
@@ -493,7 +501,10 @@ def summary_table(table:pd.DataFrame, # from `runs_table`
                   baseline:dict|None=None, # `task -> {'dev_acc', 'test_acc', 'C'}` (fractions), from the baseline's json
                   baseline_transformer:str|None=None, # the transformer whose features the baseline used (None: every row's)
                  ) -> pd.DataFrame:
-    "Per setup (task, transformer, training texts, epochs, peak learning rate, routing iterations, architecture, part width and count, routing algorithm, routed capsules' width, MixUp's alpha, loss, weight-average decay, teacher's share of the targets): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
+    "Per setup (the columns `SETUP`): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
+    twice = table[table.duplicated(SETUP + ['seed'], keep=False)]
+    if len(twice):   # one seed run twice would count as two seeds, and shrink the spread
+        raise ValueError(f"runs {twice.run.tolist()} share their setup and seed: keep one run per seed (e.g. drop the rows of a rerun)")
     rows = []
     for setup, g in table.groupby(SETUP, sort=False):
         k, p = len(g), g.test_acc.mean()
@@ -672,6 +683,13 @@ def sst_routing(model:SSTCapsNet, # the model (eval mode)
 def relative_use(shares:torch.Tensor, # [n, L] shares of one sentence's inputs (tokens only, no padding) for one class
                 ) -> torch.Tensor:
     "Each input's share divided by the mean share of the sentence's inputs: 1 is average, 2 twice the average"
+    shares = tensor_from(shares, 'shares', '[n, L]')
+    if shares.ndim != 2: raise ValueError(f"shares must be [n, L], received {tuple(shares.shape)}")
+    used = (shares != 0).any(-1)                                                     # [n]: rows with some share
+    if used.any() and not used[-1]:   # all-zero rows at the end, as padding's are, would lower the mean every row is divided by
+        padding = len(used) - 1 - int(used.nonzero()[-1])
+        raise ValueError(f"the last {padding} of the {len(used)} rows of shares are all zero, as padding's are: pass the "
+                         "sentence's tokens only (e.g. `S[b, :len(tokens[b])]`)")
     mean = shares.mean()
     if not mean > 0:   # nothing to divide by: every input would read NaN (and plot blank)
         raise ValueError(f"shares must have a positive mean, received {float(mean)} over {tuple(shares.shape)}: no input's data reaches "
