@@ -4,7 +4,7 @@
 
 # %% ../nbs/00a_downloads.ipynb #051841c7
 from __future__ import annotations
-import gzip, hashlib, os, threading, time, zlib
+import errno, gzip, hashlib, os, threading, time, zlib
 from contextlib import contextmanager
 from http.client import HTTPException
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,7 +16,7 @@ from .core import exclusive_lock
 
 # %% auto #0
 __all__ = ['DIGEST_NAMES', 'RELEASED_URL', 'RELEASED_WEIGHTS', 'ChecksumError', 'IncompleteDownloadError', 'file_digest',
-           'md5sum', 'sha256sum', 'check_checksum', 'fetch_url', 'serve_bytes', 'download_file',
+           'md5sum', 'sha256sum', 'check_checksum', 'fetch_url', 'serve_bytes', 'download_folder', 'download_file',
            'download_for_command_line', 'default_download_dir', 'released_weights']
 
 # %% ../nbs/00a_downloads.ipynb #d46ce7ef
@@ -169,6 +169,19 @@ def serve_bytes(files:dict, # {name: bytes} served at /name
     try: yield f'http://127.0.0.1:{server.server_address[1]}/', log
     finally: server.shutdown(); server.server_close(); thread.join()
 
+# %% ../nbs/00a_downloads.ipynb #798bfd07
+def download_folder(folder, # where a download is to write its files
+                   ) -> Path:
+    "`folder`, created if needed, once it is clear that files can be written there; else an `OSError` naming the part of the path in the way"
+    folder = Path(folder).expanduser()
+    there = next(p for p in (folder, *folder.parents) if p.exists())   # the deepest part of the path that exists
+    if not there.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, f"cannot download into {folder}: {there} is a file, not a folder; give a folder whose path runs through folders only")
+    if not os.access(there, os.W_OK | os.X_OK):
+        raise PermissionError(errno.EACCES, f"cannot download into {folder}: this user cannot write into {there}; give a folder you can write to, or make it writable")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
 # %% ../nbs/00a_downloads.ipynb #b408d706
 def download_file(url:str, # where the file is published
                   dest, # where it goes (its folder is created if needed)
@@ -178,8 +191,10 @@ def download_file(url:str, # where the file is published
                  ) -> Path:
     "`dest`, downloaded from `url` unless it is there; either way its checksum must equal `checksum`"
     checksum, dest = _published_digest(checksum, algorithm), Path(dest).expanduser()
+    if dest.is_dir():
+        raise IsADirectoryError(errno.EISDIR, f"dest {dest} is a folder; download_file writes the file itself at dest: give its path, e.g. {dest/url.rsplit('/', 1)[-1]}")
     if dest.exists(): return check_checksum(dest, checksum, algorithm)   # the user's file: verify only
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    download_folder(dest.parent)   # before the server is asked: a folder that cannot be written is named as such
     with exclusive_lock(dest, f"waiting for another download of {dest} ..."):
         if dest.exists(): return check_checksum(dest, checksum, algorithm)   # downloaded while we waited
         part, received = _fetch_url(url, dest, show_progress=show_progress)
