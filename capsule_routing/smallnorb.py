@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
-from .core import open_maybe_gzip, check_positive_ints, check_seed, is_int, name_python_m_command, fetch_hint
-from .downloads import check_checksum, download_file, download_for_command_line
+from .core import open_maybe_gzip, check_positive_ints, check_seed, is_int, name_python_m_command, fetch_hint, exclusive_lock
+from .downloads import ChecksumError, check_checksum, download_file, download_folder, download_for_command_line, file_digest
 from .routing import under_vmap
 
 # %% auto #0
@@ -219,6 +219,24 @@ def _gunzip(src:Path, dest:Path):
         dest.unlink(missing_ok=True)
         raise ValueError(f"{src}: not a complete gzip file ({e})") from e
 
+def _unpack(gz:Path, # a .gz whose MD5 is the published one
+            mat:Path, # where its content goes
+            shape:tuple|None, # the shape its header must announce (None: any)
+            md5_mat:str, # the published MD5 of the content
+           ):
+    "Decompress `gz` into `mat`.part, and rename that to `mat` once its format and MD5 are right; else delete the .part, keep `gz`, and say so"
+    part = mat.with_name(mat.name + '.part')
+    try:
+        _gunzip(gz, part)
+        _check_norb_file(part, shape)
+        if (got := file_digest(part, 'md5')) != md5_mat: raise ChecksumError(f"MD5 {got} differs from the published .mat MD5 {md5_mat}")
+    except ValueError as e:
+        part.unlink(missing_ok=True)   # our own temporary file
+        raise type(e)(f"{gz} matches its published MD5 but does not unpack to a valid {mat.name} ({e}). The decompressed copy "
+                      f"{part.name} was deleted and {gz.name} was kept. The .gz and .mat checksums disagree: if you passed `checksums`, "
+                      f"check its entry for {mat.name}; else delete {gz} and call again to fetch it afresh.") from e
+    os.replace(part, mat)
+
 # %% ../nbs/03_smallnorb.ipynb #e6305e11
 def download_smallnorb(folder, # where the files go (created if needed)
                        splits=('train', 'test'), # which splits to fetch
@@ -227,8 +245,8 @@ def download_smallnorb(folder, # where the files go (created if needed)
                        keep_gz:bool=True, # keep the downloaded .gz files beside the .mat files
                        show_progress:bool=True,
                       ) -> Path:
-    "Download, verify and decompress the smallNORB files; resumable, and never overwrites or deletes a user's file"
-    folder = Path(folder).expanduser(); folder.mkdir(parents=True, exist_ok=True)   # the home folder's, never a folder named '~'
+    "Download, verify and decompress the smallNORB files; resumable, safe to run twice at once, and never overwrites or deletes a user's file"
+    folder = Path(folder).expanduser()   # the home folder's, never a folder named '~'
     official = checksums is None
     checksums = SMALLNORB_MD5 if official else checksums
     if isinstance(splits, str): splits = (splits,)
@@ -241,14 +259,13 @@ def download_smallnorb(folder, # where the files go (created if needed)
             mat, gz = folder/name, folder/(name + '.gz')
             if mat.exists():  # the user's file: verify only
                 check_checksum(mat, md5_mat, 'md5', '.mat '); continue
-            downloaded = not gz.exists()
-            download_file(base_url + name + '.gz', gz, md5_gz, 'md5', show_progress=show_progress)  # or verify the user's .gz
-            mat_part = mat.with_name(mat.name + '.part')
-            _gunzip(gz, mat_part)
-            try: _check_norb_file(mat_part, shape); check_checksum(mat_part, md5_mat, 'md5', '.mat ')
-            except ValueError: mat_part.unlink(); raise  # our own temporary file
-            os.replace(mat_part, mat)
-            if downloaded and not keep_gz: gz.unlink()
+            download_folder(folder)   # created, or refused naming the part of the path in the way
+            with exclusive_lock(mat, f"waiting for another download of {mat} ..."):   # one call at a time writes the .mat's .part
+                if mat.exists(): check_checksum(mat, md5_mat, 'md5', '.mat '); continue   # unpacked by another call while we waited
+                downloaded = not gz.exists()
+                download_file(base_url + name + '.gz', gz, md5_gz, 'md5', show_progress=show_progress)  # or verify the user's .gz
+                _unpack(gz, mat, shape, md5_mat)
+                if downloaded and not keep_gz: gz.unlink()
     return folder
 
 # %% ../nbs/03_smallnorb.ipynb #0b656b52

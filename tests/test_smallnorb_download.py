@@ -151,3 +151,37 @@ def test_missing_file_on_server(mirror, tmp_path):
         with pytest.raises(IOError, match='HTTP 404'):
             download_smallnorb(tmp_path, 'train', base_url=url, checksums=sums, show_progress=False)
     assert listing(tmp_path) == []
+
+def test_two_downloads_into_one_folder_take_turns(mirror, tmp_path, monkeypatch, capsys):
+    "Two calls at once (two threads): the second waits for the first's unpacking, then finds each .mat and only verifies it"
+    import os, threading, time
+    files, sums, raw = mirror
+    real_replace = os.replace
+    def slow_replace(src, dst):   # a slow disk: a .part stays under its name a while before the rename
+        time.sleep(0.2); real_replace(src, dst)
+    monkeypatch.setattr(os, 'replace', slow_replace)
+    errors = []
+    def download():
+        try: download_smallnorb(tmp_path, 'train', base_url=url, checksums=sums, show_progress=False)
+        except Exception as e: errors.append(e)
+    with serve_bytes(files, pause=0.2) as (url, log):
+        threads = [threading.Thread(target=download) for _ in range(2)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+    assert errors == []
+    for kind in SMALLNORB_KINDS: assert (tmp_path/smallnorb_filename('train', kind)).read_bytes() == raw[kind]
+    assert listing(tmp_path) == sorted([*files, *sums])   # no .part, .corrupt or lock file left
+    assert sorted(name for name, _ in log) == sorted(files)   # each .gz fetched once
+    assert f'waiting for another download of {tmp_path/DAT} ...' in capsys.readouterr().out
+
+def test_mat_checksum_disagreeing_with_gz(mirror, tmp_path):
+    "A .gz that matches its MD5 but unpacks to another .mat MD5: the message names the .gz, says the .part was deleted and the .gz kept"
+    files, sums, raw = mirror
+    with serve_bytes(files) as (url, log):
+        with pytest.raises(ChecksumError) as e:
+            download_smallnorb(tmp_path, 'train', base_url=url, checksums={**sums, DAT: (sums[DAT][0], '0'*32)}, show_progress=False)
+    assert str(e.value).startswith(f"{tmp_path/(DAT + '.gz')} matches its published MD5 but does not unpack to a valid {DAT} "
+                                   f"(MD5 {md5(raw['dat'])} differs from the published .mat MD5 {'0'*32}). "
+                                   f"The decompressed copy {DAT}.part was deleted and {DAT}.gz was kept.")
+    assert 'left untouched' not in str(e.value)
+    assert listing(tmp_path) == [DAT + '.gz'] and (tmp_path/(DAT + '.gz')).read_bytes() == files[DAT + '.gz']
