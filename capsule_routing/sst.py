@@ -185,27 +185,45 @@ SST_ZIP = 'trainDevTestTrees_PTB.zip'
 SST_ZIP_MD5 = '5c3b23ce88089053fd3efeb4a34f614d'
 
 # %% ../nbs/04_sst.ipynb #459bf525
+from .core import exclusive_lock
+from .downloads import download_folder
+
+def _found_trees(folder:Path) -> Path|None:
+    "The folder of the three tree files as `sst_folder` finds it (`folder` or its `trees/`), once each file's first and last trees parse; None when neither holds all three"
+    try: found = sst_folder(folder)
+    except FileNotFoundError: return None
+    for s in SST_SPLITS:   # a cheap check that each is a tree file, whole at its end: reading it checks every line
+        path = found/f'{s}.txt'
+        lines = path.read_bytes().decode('utf-8-sig', errors='replace').rstrip('\r\n').split('\n')
+        try: parse_tree(lines[0], path.name, 1); parse_tree(lines[-1], path.name, len(lines))
+        except TreeFormatError as e:
+            raise TreeFormatError(f"{found}: {e}; download_sst never replaces a tree file already there: mend or move it, then call again") from e
+    return found
+
 def download_sst(folder:str|Path, # where `trees/` and the zip go
                  base_url:str=SST_URL, # where the zip is published (ends with '/')
                  md5:str=SST_ZIP_MD5, # expected MD5 of the zip
                  progress:bool=True, # show a progress bar
                 ) -> Path:
-    "Download and verify the Stanford PTB-format treebank zip, extract the missing ones of `trees/{train,dev,test}.txt` (never replacing one); returns `folder/trees`"
-    folder = Path(folder).expanduser(); folder.mkdir(parents=True, exist_ok=True)
+    "The folder of `train.txt`, `dev.txt` and `test.txt`: `folder` or its `trees/` when one holds all three (as `sst_folder` reads them), else `folder/trees`, extracted from the downloaded and verified Stanford PTB-format treebank zip (never replacing a file)"
+    folder = Path(folder).expanduser()
+    if found := _found_trees(folder): return found   # nothing to fetch or write: a read-only folder is fine
+    download_folder(folder)
     trees = folder/'trees'
-    if all((trees/f'{s}.txt').exists() for s in SST_SPLITS): return trees
-    zpath = folder/SST_ZIP
-    download_file(base_url + SST_ZIP, zpath, md5, 'md5', show_progress=progress)
-    with zipfile.ZipFile(zpath) as z:
-        names = set(z.namelist())
-        missing = [f'trees/{s}.txt' for s in SST_SPLITS if f'trees/{s}.txt' not in names]
-        if missing: raise ValueError(f"{zpath} lacks {missing}")
-        trees.mkdir(exist_ok=True)
-        for s in SST_SPLITS:          # only these members: nothing outside `trees/` can be written
-            if (trees/f'{s}.txt').exists(): continue   # a user's file stays as it is
-            tmp = trees/f'.{s}.txt.part'
-            tmp.write_bytes(z.read(f'trees/{s}.txt'))
-            os.replace(tmp, trees/f'{s}.txt')
+    with exclusive_lock(trees, f"waiting for another download into {trees} ..."):   # one call at a time extracts into trees/
+        if found := _found_trees(folder): return found   # extracted by another call while this one waited
+        zpath = folder/SST_ZIP
+        download_file(base_url + SST_ZIP, zpath, md5, 'md5', show_progress=progress)
+        with zipfile.ZipFile(zpath) as z:
+            names = set(z.namelist())
+            missing = [f'trees/{s}.txt' for s in SST_SPLITS if f'trees/{s}.txt' not in names]
+            if missing: raise ValueError(f"{zpath} lacks {missing}")
+            trees.mkdir(exist_ok=True)
+            for s in SST_SPLITS:          # only these members: nothing outside `trees/` can be written
+                if (trees/f'{s}.txt').exists(): continue   # a user's file stays as it is
+                tmp = trees/f'.{s}.txt.part'
+                tmp.write_bytes(z.read(f'trees/{s}.txt'))
+                os.replace(tmp, trees/f'{s}.txt')
     return trees
 
 # %% ../nbs/04_sst.ipynb #7b945e60

@@ -142,3 +142,55 @@ def test_commands_download_first(server, tmp_path, monkeypatch, capsys):
     assert res['data'] == str((tmp_path/'trained'/'trees').resolve()) == json.loads((out/'results.json').read_text())['data']
     assert res['test']['n_samples'] == 2   # the served test trees: two sentences
     capsys.readouterr()
+
+
+def test_two_downloads_into_one_folder_take_turns(server, tmp_path, monkeypatch, capsys):
+    "Two calls at once (two threads): the second waits while the first extracts, then finds the three files; neither fails"
+    import os, time
+    root, url, requests = server
+    data = make_zip({f'trees/{s}.txt': t for s, t in TREES.items()})
+    (root/SST_ZIP).write_bytes(data)
+    real_replace = os.replace
+    def slow_replace(src, dst):   # a slow disk: each .part stays under its name a while before the rename
+        time.sleep(0.2); real_replace(src, dst)
+    monkeypatch.setattr(os, 'replace', slow_replace)
+    out, results = tmp_path/'sst', []
+    def download():
+        try: results.append(download_sst(out, base_url=url, md5=hashlib.md5(data).hexdigest(), progress=False))
+        except Exception as e: results.append(e)
+    threads = [threading.Thread(target=download) for _ in range(2)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    assert results == [out/'trees', out/'trees']
+    for s, text in TREES.items(): assert (out/'trees'/f'{s}.txt').read_text(encoding='utf-8') == text
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob('*')) == [SST_ZIP, 'trees', 'trees/dev.txt', 'trees/test.txt', 'trees/train.txt']
+    assert requests == [f'/{SST_ZIP}']
+    assert f'waiting for another download into {out/"trees"} ...' in capsys.readouterr().out
+
+
+def test_tree_files_in_the_folder_itself(server, tmp_path):
+    "A folder holding train.txt, dev.txt and test.txt itself (a layout `sst_folder` reads) needs no download"
+    root, url, requests = server
+    data = make_zip({f'trees/{s}.txt': t for s, t in TREES.items()})
+    (root/SST_ZIP).write_bytes(data)
+    out = tmp_path/'flat'; out.mkdir()
+    for s, text in TREES.items(): (out/f'{s}.txt').write_text(text, encoding='utf-8')
+    assert download_sst(out, base_url=url, md5=hashlib.md5(data).hexdigest(), progress=False) == out
+    assert requests == [] and sorted(p.name for p in out.iterdir()) == ['dev.txt', 'test.txt', 'train.txt']
+    assert load_sst(out)['dev'] == (['Just superb'], [4])
+
+
+def test_cut_off_tree_file_is_refused_not_replaced(server, tmp_path):
+    "A tree file already there that is cut off mid-tree is named with its line, kept as it is, and nothing is fetched"
+    from capsule_routing.sst import TreeFormatError
+    root, url, requests = server
+    data = make_zip({f'trees/{s}.txt': t for s, t in TREES.items()})
+    (root/SST_ZIP).write_bytes(data)
+    out = tmp_path/'flat'; out.mkdir()
+    for s, text in TREES.items(): (out/f'{s}.txt').write_text(text, encoding='utf-8')
+    cut = TREES['train'][:-10]   # the second tree's end lost in a copy
+    (out/'train.txt').write_text(cut, encoding='utf-8')
+    with pytest.raises(TreeFormatError, match=f"^{out}: train.txt, line 2.*download_sst never replaces a tree file already there: mend or move it"):
+        download_sst(out, base_url=url, md5=hashlib.md5(data).hexdigest(), progress=False)
+    assert requests == [] and (out/'train.txt').read_text(encoding='utf-8') == cut
+    assert sorted(p.name for p in out.iterdir()) == ['dev.txt', 'test.txt', 'train.txt']
