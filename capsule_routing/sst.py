@@ -239,6 +239,7 @@ def check_mask(mask:torch.Tensor, # [B, n]: 1 (or True) for a token, 0 for paddi
 
 # %% ../nbs/04_sst.ipynb #b16eb68b
 from .lineage import routing_class
+from .core import tensor_from
 
 class SSTCapsNet(nn.Module):
     "The paper's SST model: depth embedding, part detector, routing of n*l capsules to 64, then to one per class"
@@ -284,8 +285,11 @@ class SSTCapsNet(nn.Module):
 
     def input_capsules(self, mask:torch.Tensor, embs:torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         "The checked inputs as capsules, one per token and depth: `(a_inp [B, n*l] logit(mask), mu_inp [B, n*l, 1, d_parts] detected parts)`"
+        mask, embs = tensor_from(mask, 'mask', '[B, n]'), tensor_from(embs, 'embs', f'[B, n, {self.n_layers}, {self.d_emb}]')   # NumPy arrays too, as the cache reads them
         if embs.ndim != 4 or embs.shape[2:] != (self.n_layers, self.d_emb):
-            raise ValueError(f"embs must be [B, n, {self.n_layers}, {self.d_emb}], received {tuple(embs.shape)}")
+            hint = ('mask comes first, model(mask, embs)' if mask.ndim == 4 and embs.ndim == 2 else
+                    f'{self.n_layers} hidden states of width {self.d_emb} per token, those of the transformer the model was built for')
+            raise ValueError(f"embs must be [B, n, {self.n_layers}, {self.d_emb}], received {tuple(embs.shape)}: {hint}")
         if mask.shape != embs.shape[:2]:
             raise ValueError(f"mask must be [B, n] = {tuple(embs.shape[:2])}, received {tuple(mask.shape)}")
         check_mask(mask)
