@@ -307,20 +307,36 @@ class SSTCapsNet(nn.Module):
                       architecture:str|None=None, # 'paper' or 'released'; default: recognized from the weights
                       **kwargs,
                      ) -> 'SSTCapsNet':
-        "The model with the paper's released weights: shapes and architecture read from the state dict; `kwargs` go to the constructor (e.g. `n_iters`, as for `SmallNORBCapsNet.from_released`), not the shapes"
+        "The model with the paper's released weights: shapes and architecture read from the state dict; `kwargs` go to the constructor (e.g. `n_iters`, as for `SmallNORBCapsNet.from_released`, or the `routing` the weights were trained with), not the shapes"
+        if architecture not in (None, 'paper', 'released'):
+            raise ValueError(f"architecture must be 'paper', 'released' or None (recognized from the weights), received {architecture!r}")
         if fixed := {'n_layers', 'd_emb', 'n_classes', 'n_parts', 'd_parts', 'd_pose'} & set(kwargs):
             raise TypeError(f"{', '.join(sorted(fixed))}: read from the weights, not passed")
-        sd = torch.load(path, map_location='cpu', weights_only=True)
+        path, run_loader = Path(path), "a run of this library loads with sst_analysis.load_run_model(run_folder), which reads its routing and n_iters too"
+        if path.is_dir(): raise IsADirectoryError(f"{path} is a folder; from_released reads one file of weights ({run_loader})")
+        try: sd = torch.load(path, map_location='cpu', weights_only=True)
+        except FileNotFoundError: raise
+        except Exception as e:   # text, a NumPy .npz, a whole pickled model: pickle's, zipfile's or torch's own errors, one advising the unsafe weights_only=False
+            raise ValueError(f"{path} is not a PyTorch state dict: it does not load as tensors alone ({type(e).__name__}); from_released reads a file "
+                             "written by torch.save(model.state_dict(), path), such as the paper's SST5R_pretrained_model_state_dict.pt") from e
+        if not isinstance(sd, dict): raise ValueError(f"{path} holds a {type(sd).__name__}, not a state dict (a dict of named tensors)")
+        if 'depth_emb' not in sd and isinstance(sd.get('model'), dict):   # training's best.pth and last.pth: the weights beside the run's other state
+            raise ValueError(f"{path} is a training checkpoint (keys {', '.join(map(str, sd))}), not a state dict: its weights are under 'model', "
+                             f"without the routing and iterations they were trained with; {run_loader}")
         sd = {k: v for k, v in sd.items() if 'CONST_' not in k.rsplit('.', 1)[-1]}   # the old code's constant buffers
         if missing := [k for k in ('depth_emb', 'detect_parts.0.weight', 'routings.0.W', 'routings.1.W') if k not in sd]:
-            raise ValueError(f"{Path(path).name} does not hold an SST head's weights (no {', '.join(missing)})")
+            raise ValueError(f"{path.name} does not hold an SST head's weights (no {', '.join(missing)})")
         found = 'paper' if sd['detect_parts.0.weight'].ndim == 1 else 'released'   # LayerNorm(m) first, or Linear
         if architecture is not None and architecture != found:
-            raise ValueError(f"{Path(path).name} holds the {found!r} architecture, not {architecture!r}")
+            raise ValueError(f"{path.name} holds the {found!r} architecture, not {architecture!r}")
         n_layers, d_emb = sd['depth_emb'].shape
         _, n_parts, d_parts, d_pose = sd['routings.0.W'].shape                   # [1, n_parts, d_parts, d_pose]: weights shared over tokens
         model = cls(n_layers, d_emb, n_classes=sd['routings.1.W'].shape[1], architecture=found,
                     n_parts=n_parts, d_parts=d_parts, d_pose=d_pose, **kwargs)
+        if set(sd) != set(model.state_dict()):   # each routing algorithm has parameters of its own names
+            extra, lacking = sorted(set(sd) - set(model.state_dict())), sorted(set(model.state_dict()) - set(sd))
+            raise ValueError(f"{path.name} does not hold the weights of an SSTCapsNet with routing={model.routing!r} (unexpected: {extra or 'none'}; "
+                             f"missing: {lacking or 'none'}): pass routing= the algorithm they were trained with (the paper's: 'heinsen', the default); {run_loader}")
         model.load_state_dict(sd)
         return model
 
