@@ -30,7 +30,7 @@ from fastai.learner import AvgSmoothLoss, Learner, Recorder
 from fastai.optimizer import OptimWrapper, RAdam
 from fastai.torch_core import TensorBase, rank_distrib, set_seed
 from torch.utils.data import TensorDataset
-from .core import default_device, check_positive_ints, check_seed, name_python_m_command, array_as_tensor
+from .core import default_device, check_positive_ints, check_seed, name_python_m_command, array_as_tensor, FILE_LOCKS
 from .routing import float32_if_half   # half-precision scores to float32 for a stable log-softmax
 
 # %% auto #0
@@ -42,7 +42,7 @@ __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILE
            'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'interrupts_held',
            'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr',
            'check_model_repr', 'check_run_settings', 'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback',
-           'load_checkpoint', 'quiet_learner', 'check_writable_folder', 'check_epochs', 'fit_paper',
+           'load_checkpoint', 'quiet_learner', 'check_writable_folder', 'run_folder_lock', 'check_epochs', 'fit_paper',
            'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'FastaiDataset',
            'compile_whole_model', 'check_out_folder', 'bad_input_message', 'cli_errors', 'running_as_command',
            'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
@@ -976,6 +976,43 @@ def check_writable_folder(out:Path, # a folder a run will write, which may not e
     except OSError as e: raise cannot_write(e) from e
 
 
+# %% ../nbs/02_training.ipynb #76bccc96
+_HELD_RUNS = contextvars.ContextVar('_HELD_RUNS', default=frozenset())   # the run folders this thread holds (`train_main`'s --out, which its `fit_paper` holds again)
+
+@contextmanager
+def run_folder_lock(folder:str|Path, # a run's folder, which need not exist yet
+                    what:str='--out', # its name in messages: the option or argument that gave it
+                   ):
+    "Hold `folder` for this run within the block (a lock on `.<name>.lock` beside it, holding this process's id); another process or thread that holds it is refused at once"
+    folder = Path(folder).expanduser()
+    check_writable_folder(folder, what, create=False)   # a file in the way: said as such, before a folder is made for the lock
+    key = folder.resolve()   # one lock, however the folder is named
+    if not FILE_LOCKS or key in _HELD_RUNS.get(): yield; return
+    import fcntl
+    lock, made = key.with_name(f'.{key.name}.lock'), [p for p in key.parents if not p.exists()]   # the deepest first
+    while True:
+        try: key.parent.mkdir(parents=True, exist_ok=True); f = open(lock, 'a+')
+        except OSError as e: raise ValueError(f"{what} {folder}: its lock {lock} cannot be written ({e.strerror or e}): choose another {what}") from e
+        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0); pid = f.read().strip() or 'unknown'; f.close()
+            raise FileExistsError(f"another run is writing to {what} {folder} (pid {pid}): wait until it ends, or choose another {what}") from None
+        except BaseException: f.close(); raise   # a file system without locks
+        try: same = os.path.samestat(os.fstat(f.fileno()), os.stat(lock))
+        except FileNotFoundError: same = False
+        if same: break
+        f.close()   # its holder removed this file as it let go: lock the one at `lock` now
+    f.truncate(0); f.write(str(os.getpid())); f.flush()
+    token = _HELD_RUNS.set(_HELD_RUNS.get() | {key})
+    try: yield
+    finally:
+        _HELD_RUNS.reset(token)
+        lock.unlink(missing_ok=True); f.close()   # removed while held, so no later run locks a removed file
+        for p in made:   # a refused run leaves no folder it made for the lock
+            try: p.rmdir()
+            except OSError: break
+
+
 # %% ../nbs/02_training.ipynb #858a56fb
 def check_epochs(ck:dict, # a loaded `last.pth`
                  n_epochs:int, # the epochs the resumed fit asks for
@@ -1011,33 +1048,34 @@ def fit_paper(learn:Learner, # from `capsule_learner`
     if resume and overwrite: raise ValueError("resume=True continues the run in ckpt_dir, overwrite=True replaces it: choose one")
     sched = ParamScheduler({'lr': PaperOneCycle(lr_min, lr_max, pct_warmup)})   # its checks before anything is deleted
     check_writable_folder(ckpt_dir, 'ckpt_dir', create=False)   # a name too long, a file in the way: refused before anything is looked for in it
-    held = [name for name in ('last.pth', *RUN_FILES) if (ckpt_dir/name).exists()]
-    if held and overwrite:
-        for name in held: (ckpt_dir/name).unlink()
-    elif held and not (resume and 'last.pth' in held):   # a new run would replace them epoch by epoch
-        can_resume = 'last.pth' in held
-        raise FileExistsError(f"{named} {ckpt_dir} holds a run ({', '.join(held)}{'' if can_resume else ', but no last.pth to resume it from'}): "
-                              f"{'pass resume=True to continue it, ' if can_resume else ''}overwrite=True to train a new run over it, or choose another ckpt_dir")
-    check_writable_folder(ckpt_dir, 'ckpt_dir')   # now, not after the first epoch
-    schedule = {'lr_min': float(lr_min), 'lr_max': float(lr_max), 'pct_warmup': float(pct_warmup)}
-    start, ck = 0, None
-    if resume:
-        if (ckpt_dir/'last.pth').exists():
-            ck = load_checkpoint(ckpt_dir/'last.pth')
-            start = ck['epoch'] + 1
-            check_epochs(ck, n_epochs, ckpt_dir/'last.pth')   # `CheckpointCallback` says it resumes once it has checked the rest
-        else: print(f"no checkpoint at {ckpt_dir/'last.pth'}: starting at epoch 0")
-    if not isinstance(learn, CapsuleLearner) and start:
-        raise ValueError(f"resuming needs a CapsuleLearner (from capsule_learner), got {type(learn).__name__}")
-    ckpt = CheckpointCallback(ckpt_dir, monitor=monitor, schedule=schedule, resume_from=ck, run_settings=run_settings)
-    loss_func, logger = learn.loss_func, learn.logger
-    try:
-        with quiet_learner(learn, not show_progress):
-            learn.fit(n_epochs, cbs=[sched, ckpt] + list(cbs or []), start_epoch=start)
-    finally:
-        learn.loss_func, learn.logger = loss_func, logger
-        for cb in [*learn.cbs, *(cbs or [])]:   # an exception inside validation leaves the averaged weights in the model
-            if isinstance(cb, WeightAverage): cb.end_fit(learn.model)
+    with run_folder_lock(ckpt_dir, 'ckpt_dir'):   # from the look at what it holds to the last file written
+        held = [name for name in ('last.pth', *RUN_FILES) if (ckpt_dir/name).exists()]
+        if held and overwrite:
+            for name in held: (ckpt_dir/name).unlink()
+        elif held and not (resume and 'last.pth' in held):   # a new run would replace them epoch by epoch
+            can_resume = 'last.pth' in held
+            raise FileExistsError(f"{named} {ckpt_dir} holds a run ({', '.join(held)}{'' if can_resume else ', but no last.pth to resume it from'}): "
+                                  f"{'pass resume=True to continue it, ' if can_resume else ''}overwrite=True to train a new run over it, or choose another ckpt_dir")
+        check_writable_folder(ckpt_dir, 'ckpt_dir')   # now, not after the first epoch
+        schedule = {'lr_min': float(lr_min), 'lr_max': float(lr_max), 'pct_warmup': float(pct_warmup)}
+        start, ck = 0, None
+        if resume:
+            if (ckpt_dir/'last.pth').exists():
+                ck = load_checkpoint(ckpt_dir/'last.pth')
+                start = ck['epoch'] + 1
+                check_epochs(ck, n_epochs, ckpt_dir/'last.pth')   # `CheckpointCallback` says it resumes once it has checked the rest
+            else: print(f"no checkpoint at {ckpt_dir/'last.pth'}: starting at epoch 0")
+        if not isinstance(learn, CapsuleLearner) and start:
+            raise ValueError(f"resuming needs a CapsuleLearner (from capsule_learner), got {type(learn).__name__}")
+        ckpt = CheckpointCallback(ckpt_dir, monitor=monitor, schedule=schedule, resume_from=ck, run_settings=run_settings)
+        loss_func, logger = learn.loss_func, learn.logger
+        try:
+            with quiet_learner(learn, not show_progress):
+                learn.fit(n_epochs, cbs=[sched, ckpt] + list(cbs or []), start_epoch=start)
+        finally:
+            learn.loss_func, learn.logger = loss_func, logger
+            for cb in [*learn.cbs, *(cbs or [])]:   # an exception inside validation leaves the averaged weights in the model
+                if isinstance(cb, WeightAverage): cb.end_fit(learn.model)
     learn.best_valid = {'monitor': monitor, 'value': ckpt.best, 'epoch': ckpt.best_epoch}
     learn.epoch_seconds = ckpt.epoch_times   # every epoch's wall time, those of interrupted processes included
     return learn
@@ -1235,48 +1273,50 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
         from torch._inductor import list_mode_options
         if compile_mode not in (modes := list(list_mode_options())): raise ValueError(f"compile_mode must be one of {modes} (--compile_mode); received {compile_mode!r}")
     if settings and 'routing' in settings: routing_class(settings['routing'])   # a typo, before the data are read
-    out = check_out_folder(out, resume)
-    run = {'seed': seed, 'bs': bs, **(settings or {})}   # what a resumed run must keep
-    if resume and (out/'last.pth').exists():   # fit_paper checks the rest (schedule, model, loss) once the model exists
-        ck = load_checkpoint(out/'last.pth')
-        check_run_settings(ck.get('run'), run); check_epochs(ck, epochs, out/'last.pth'); check_resumed_monitor(ck, monitor); del ck
-    set_seed(seed, reproducible=True)
-    device = torch.device('cpu') if cpu else default_device()
-    if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
-    dls, test_dl = dls_fn(Path(data).expanduser(), bs=bs, device=device)   # `--data=~/x`, as `--out`: the home folder's
-    if len(dls.valid.dataset if hasattr(dls.valid, 'dataset') else dls.valid) == 0:
-        raise ValueError("the validation set is empty: it selects best.pth; give the data's validation split "
-                         "(e.g. --n_valid_per_class, --n_valid_per_category) at least 1")
-    if len(dls.train) == 0:   # an epoch of no step: the run would end untrained and still report a test result
-        raise ValueError(f"an epoch has no training batch: {getattr(dls.train, 'n', '?')} training samples at --bs {bs} "
-                         "(an incomplete last batch is dropped): lower --bs")
-    model = model_fn(dls)
-    if compile_model: compile_whole_model(model, mode=compile_mode)
-    learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], 'loss_func': LOSSES[loss](), **(learner_kwargs or {})}
-    learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
-    print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
-    out.mkdir(parents=True, exist_ok=True)   # only now (`check_out_folder` removed a folder it made): a command that failed earlier leaves none
-    for name, text in (run_files or {}).items(): (out/name).write_text(text)   # likewise
-    t0 = time.time()
-    try:
-        fit_paper(learn, epochs, lr_max=lr_max, lr_min=lr_min, ckpt_dir=out, resume=resume, monitor=monitor,
-                  show_progress=not quiet, run_settings=run)
-    except KeyboardInterrupt as e:   # what the command line tells its user (`cli_errors`)
-        e.cli_hint = interrupted_hint(out)
-        raise
-    if learn.best_valid['value'] is None:
-        raise ValueError(f"no epoch gave a finite validation loss and {monitor}: no model was selected (no best.pth in {out}), "
-                         "so none is tested")
-    with quiet_learner(learn, quiet):
-        test = evaluate_checkpoint(learn, test_dl, out/'best.pth') if test_dl is not None else None
-    results = {'epochs': epochs, 'bs': bs, 'lr_max': lr_max, 'lr_min': lr_min, 'seed': seed, 'device': str(device), 'compile_model': compile_model,
-               'compile_mode': compile_mode, 'optimizer': optimizer, 'loss': loss, **({'settings': settings} if settings else {}),
-               'n_parameters': sum(p.numel() for p in model.parameters()), 'train_seconds_this_process': time.time() - t0,
-               'epoch_seconds': learn.epoch_seconds,
-               'best_valid': learn.best_valid, 'test': test}
-    (out/'results.json').write_text(json.dumps(results, indent=2))
-    if report: print(json.dumps(results, indent=2))
-    return results
+    out = Path(out).expanduser()
+    with run_folder_lock(out):   # two commands writing one --out would replace each other's files
+        out = check_out_folder(out, resume)
+        run = {'seed': seed, 'bs': bs, **(settings or {})}   # what a resumed run must keep
+        if resume and (out/'last.pth').exists():   # fit_paper checks the rest (schedule, model, loss) once the model exists
+            ck = load_checkpoint(out/'last.pth')
+            check_run_settings(ck.get('run'), run); check_epochs(ck, epochs, out/'last.pth'); check_resumed_monitor(ck, monitor); del ck
+        set_seed(seed, reproducible=True)
+        device = torch.device('cpu') if cpu else default_device()
+        if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
+        dls, test_dl = dls_fn(Path(data).expanduser(), bs=bs, device=device)   # `--data=~/x`, as `--out`: the home folder's
+        if len(dls.valid.dataset if hasattr(dls.valid, 'dataset') else dls.valid) == 0:
+            raise ValueError("the validation set is empty: it selects best.pth; give the data's validation split "
+                             "(e.g. --n_valid_per_class, --n_valid_per_category) at least 1")
+        if len(dls.train) == 0:   # an epoch of no step: the run would end untrained and still report a test result
+            raise ValueError(f"an epoch has no training batch: {getattr(dls.train, 'n', '?')} training samples at --bs {bs} "
+                             "(an incomplete last batch is dropped): lower --bs")
+        model = model_fn(dls)
+        if compile_model: compile_whole_model(model, mode=compile_mode)
+        learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], 'loss_func': LOSSES[loss](), **(learner_kwargs or {})}
+        learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
+        print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
+        out.mkdir(parents=True, exist_ok=True)   # only now (`check_out_folder` removed a folder it made): a command that failed earlier leaves none
+        for name, text in (run_files or {}).items(): (out/name).write_text(text)   # likewise
+        t0 = time.time()
+        try:
+            fit_paper(learn, epochs, lr_max=lr_max, lr_min=lr_min, ckpt_dir=out, resume=resume, monitor=monitor,
+                      show_progress=not quiet, run_settings=run)
+        except KeyboardInterrupt as e:   # what the command line tells its user (`cli_errors`)
+            e.cli_hint = interrupted_hint(out)
+            raise
+        if learn.best_valid['value'] is None:
+            raise ValueError(f"no epoch gave a finite validation loss and {monitor}: no model was selected (no best.pth in {out}), "
+                             "so none is tested")
+        with quiet_learner(learn, quiet):
+            test = evaluate_checkpoint(learn, test_dl, out/'best.pth') if test_dl is not None else None
+        results = {'epochs': epochs, 'bs': bs, 'lr_max': lr_max, 'lr_min': lr_min, 'seed': seed, 'device': str(device), 'compile_model': compile_model,
+                   'compile_mode': compile_mode, 'optimizer': optimizer, 'loss': loss, **({'settings': settings} if settings else {}),
+                   'n_parameters': sum(p.numel() for p in model.parameters()), 'train_seconds_this_process': time.time() - t0,
+                   'epoch_seconds': learn.epoch_seconds,
+                   'best_valid': learn.best_valid, 'test': test}
+        (out/'results.json').write_text(json.dumps(results, indent=2))
+        if report: print(json.dumps(results, indent=2))
+        return results
 
 # %% ../nbs/02_training.ipynb #994e21dc
 def _synthetic_dls_fn(data, bs=20, device=None):
