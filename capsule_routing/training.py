@@ -42,10 +42,10 @@ __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILE
            'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'interrupts_held',
            'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr',
            'check_model_repr', 'check_run_settings', 'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback',
-           'load_checkpoint', 'quiet_learner', 'check_writable_folder', 'run_folder_lock', 'check_epochs', 'fit_paper',
-           'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint', 'FastaiDataset',
-           'compile_whole_model', 'check_out_folder', 'bad_input_message', 'cli_errors', 'running_as_command',
-           'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
+           'load_checkpoint', 'quiet_learner', 'check_writable_folder', 'run_folder_lock', 'check_resumable',
+           'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint',
+           'FastaiDataset', 'compile_whole_model', 'check_out_folder', 'bad_input_message', 'cli_errors',
+           'running_as_command', 'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -929,10 +929,14 @@ def _num(v):
 
 # %% ../nbs/02_training.ipynb #b842b4d2
 def load_checkpoint(path:str|Path, map_location='cpu') -> dict:
-    "Read a checkpoint written by `CheckpointCallback` (safe loading: tensors and plain values only); refuse any other file"
+    "Read a checkpoint written by `CheckpointCallback` (safe loading: tensors and plain values only); refuse any other file, and one cut short or corrupted as damaged"
     try: ck = torch.load(path, map_location=map_location, weights_only=True)
     except FileNotFoundError: raise
     except Exception as e:   # truncated or foreign bytes fail in pickle, zipfile or torch's own checks, with unhelpful messages
+        with open(path, 'rb') as f: head = f.read(4)
+        if head in (b'', b'PK\x03\x04'):   # nothing, or the zip archive `torch.save` writes: a checkpoint that was damaged
+            raise ValueError(f"{path} is damaged ({'empty' if not head else f'a zip archive that does not read: {type(e).__name__}'}): cut short "
+                             "(a full disk, a copy that stopped) or corrupted; put back a good copy of it, or choose another --out") from e
         raise ValueError(f"{path} is not a checkpoint this library wrote: it does not load ({type(e).__name__}); move it away or choose another --out") from e
     if not isinstance(ck, dict) or ck.get('format') != CKPT_FORMAT:
         raise ValueError(f"{path} is not a checkpoint this library wrote (expected format {CKPT_FORMAT!r}, "
@@ -1014,6 +1018,15 @@ def run_folder_lock(folder:str|Path, # a run's folder, which need not exist yet
 
 
 # %% ../nbs/02_training.ipynb #858a56fb
+def check_resumable(ck:dict, # a checkpoint loaded from where `last.pth` is
+                    path:str|Path='last.pth', # where `ck` was read (for the message)
+                   ):
+    "Refuse a checkpoint that cannot continue a run: `best.pth`'s kind, one epoch's weights alone (e.g. copied over `last.pth`)"
+    if 'n_epoch' not in ck:   # only last.pth records the run's length, with its optimizer, schedule and random states
+        raise ValueError(f"{path} is a best-epoch checkpoint (the weights of epoch {ck.get('epoch')} alone, as best.pth holds them), not a last.pth "
+                         "that a run resumes from (it holds the optimizer's, schedule's and random states as well): put back the run's own "
+                         "last.pth, or train again into another --out")
+
 def check_epochs(ck:dict, # a loaded `last.pth`
                  n_epochs:int, # the epochs the resumed fit asks for
                  path:str|Path='last.pth', # where `ck` was read (for the message)
@@ -1062,6 +1075,7 @@ def fit_paper(learn:Learner, # from `capsule_learner`
         if resume:
             if (ckpt_dir/'last.pth').exists():
                 ck = load_checkpoint(ckpt_dir/'last.pth')
+                check_resumable(ck, ckpt_dir/'last.pth')
                 start = ck['epoch'] + 1
                 check_epochs(ck, n_epochs, ckpt_dir/'last.pth')   # `CheckpointCallback` says it resumes once it has checked the rest
             else: print(f"no checkpoint at {ckpt_dir/'last.pth'}: starting at epoch 0")
@@ -1278,7 +1292,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
         out = check_out_folder(out, resume)
         run = {'seed': seed, 'bs': bs, **(settings or {})}   # what a resumed run must keep
         if resume and (out/'last.pth').exists():   # fit_paper checks the rest (schedule, model, loss) once the model exists
-            ck = load_checkpoint(out/'last.pth')
+            ck = load_checkpoint(out/'last.pth'); check_resumable(ck, out/'last.pth')
             check_run_settings(ck.get('run'), run); check_epochs(ck, epochs, out/'last.pth'); check_resumed_monitor(ck, monitor); del ck
         set_seed(seed, reproducible=True)
         device = torch.device('cpu') if cpu else default_device()
