@@ -43,9 +43,9 @@ __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILE
            'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr',
            'check_model_repr', 'check_run_settings', 'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback',
            'load_checkpoint', 'quiet_learner', 'check_writable_folder', 'run_folder_lock', 'check_resumable',
-           'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint',
-           'FastaiDataset', 'compile_whole_model', 'check_out_folder', 'bad_input_message', 'cli_errors',
-           'running_as_command', 'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
+           'check_best_file', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet',
+           'evaluate_checkpoint', 'FastaiDataset', 'compile_whole_model', 'check_out_folder', 'bad_input_message',
+           'cli_errors', 'running_as_command', 'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -892,7 +892,7 @@ class CheckpointCallback(Callback):
     def _restore_files_after(self, ck:dict):
         "A run killed after writing last.pth and before best.pth or history.csv: write them again from the checkpoint just loaded"
         best_file = self.ckpt_dir/'best.pth'
-        if self.best_epoch == ck['epoch'] and not (best_file.exists() and load_checkpoint(best_file)['epoch'] == ck['epoch']): self._save_best()
+        if self.best_epoch == ck['epoch'] and _saved_epoch(best_file) != ck['epoch']: self._save_best()   # missing, damaged or older: written again
         self._write_history(self.learn.recorder)
 
     def _averager(self): return next((cb for cb in self.learn.cbs if isinstance(cb, WeightAverage)), None)
@@ -922,6 +922,10 @@ class CheckpointCallback(Callback):
                                      for i, row in enumerate(rec.values)]
         tmp = self.ckpt_dir/'.history.csv.tmp'
         tmp.write_text('\n'.join(lines) + '\n'); os.replace(tmp, self.ckpt_dir/'history.csv')
+
+def _saved_epoch(path:Path) -> int|None: # the epoch a checkpoint holds; None where it is missing or does not load
+    try: return load_checkpoint(path).get('epoch')
+    except (FileNotFoundError, ValueError): return None
 
 def _num(v):
     if v is None: return None
@@ -1027,6 +1031,20 @@ def check_resumable(ck:dict, # a checkpoint loaded from where `last.pth` is
                          "that a run resumes from (it holds the optimizer's, schedule's and random states as well): put back the run's own "
                          "last.pth, or train again into another --out")
 
+def check_best_file(ck:dict, # a loaded `last.pth`
+                    path:str|Path, # the run's best.pth
+                   ):
+    "Refuse to resume a run whose best epoch's weights are lost (best.pth missing, damaged, or of another epoch) where last.pth cannot give them: found before training, not when the finished run tests them"
+    best = (ck.get('best') or {}).get('epoch')
+    if best is None or best == ck['epoch']: return   # none selected yet, or the last completed epoch: `CheckpointCallback` writes best.pth from last.pth
+    try: problem = None if load_checkpoint(path).get('epoch') == best else "holds another epoch's weights"
+    except FileNotFoundError: problem = 'is missing'
+    except ValueError: problem = 'does not load (damaged, or not a checkpoint this library wrote)'
+    if problem is None: return
+    raise ValueError(f"{path} {problem}, and only it holds epoch {best}'s weights, the run's best so far by {ck['best'].get('monitor')} "
+                     f"(last.pth holds epoch {ck['epoch']}'s): the run could not test its best epoch at the end; put back a good copy "
+                     "of best.pth, or train the run again into another --out")
+
 def check_epochs(ck:dict, # a loaded `last.pth`
                  n_epochs:int, # the epochs the resumed fit asks for
                  path:str|Path='last.pth', # where `ck` was read (for the message)
@@ -1078,6 +1096,7 @@ def fit_paper(learn:Learner, # from `capsule_learner`
                 check_resumable(ck, ckpt_dir/'last.pth')
                 start = ck['epoch'] + 1
                 check_epochs(ck, n_epochs, ckpt_dir/'last.pth')   # `CheckpointCallback` says it resumes once it has checked the rest
+                check_best_file(ck, ckpt_dir/'best.pth')
             else: print(f"no checkpoint at {ckpt_dir/'last.pth'}: starting at epoch 0")
         if not isinstance(learn, CapsuleLearner) and start:
             raise ValueError(f"resuming needs a CapsuleLearner (from capsule_learner), got {type(learn).__name__}")
@@ -1293,7 +1312,8 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
         run = {'seed': seed, 'bs': bs, **(settings or {})}   # what a resumed run must keep
         if resume and (out/'last.pth').exists():   # fit_paper checks the rest (schedule, model, loss) once the model exists
             ck = load_checkpoint(out/'last.pth'); check_resumable(ck, out/'last.pth')
-            check_run_settings(ck.get('run'), run); check_epochs(ck, epochs, out/'last.pth'); check_resumed_monitor(ck, monitor); del ck
+            check_run_settings(ck.get('run'), run); check_epochs(ck, epochs, out/'last.pth'); check_resumed_monitor(ck, monitor)
+            check_best_file(ck, out/'best.pth'); del ck
         set_seed(seed, reproducible=True)
         device = torch.device('cpu') if cpu else default_device()
         if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
