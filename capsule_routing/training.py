@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_training.ipynb #965c3f80
 from __future__ import annotations
-import contextvars, functools, hashlib, io, json, math, os, pickle, random, re, signal, struct, sys, tempfile, threading, time, warnings
+import contextvars, errno, functools, hashlib, io, json, math, os, pickle, random, re, signal, struct, sys, tempfile, threading, time, warnings
 from contextlib import contextmanager
 from pathlib import Path
 from collections.abc import Sequence
@@ -34,7 +34,7 @@ from .core import default_device, check_positive_ints, check_seed, name_python_m
 from .routing import float32_if_half   # half-precision scores to float32 for a stable log-softmax
 
 # %% auto #0
-__all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILES', 'BAD_INPUT', 'capsule_scores',
+__all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILES', 'BAD_INPUT', 'DISK_ADVICE', 'capsule_scores',
            'CapsuleCrossEntropy', 'class_indices', 'capsule_accuracy', 'SpreadLoss', 'Presences', 'capsule_presences',
            'decode_scores', 'reduce_loss', 'SpreadMargin', 'MarginLoss', 'check_loss_name', 'PaperOneCycle',
            'paper_radam', 'foreach_radam', 'check_optimizer', 'pad_crop', 'random_pad_crop', 'check_pad',
@@ -45,7 +45,8 @@ __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILE
            'load_checkpoint', 'quiet_learner', 'check_writable_folder', 'run_folder_lock', 'check_resumable',
            'check_best_file', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet',
            'evaluate_checkpoint', 'FastaiDataset', 'compile_whole_model', 'check_out_folder', 'bad_input_message',
-           'cli_errors', 'running_as_command', 'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
+           'disk_error_message', 'cli_errors', 'running_as_command', 'run_command', 'interrupted_hint', 'train_main',
+           'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -524,8 +525,12 @@ def atomic_save(obj, path:str|Path, **kwargs) -> Path:
                 torch.save(obj, f, **kwargs)
                 f.flush(); os.fsync(f.fileno())
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as e:
             if os.path.exists(tmp): os.remove(tmp)
+            disk = e   # a full disk can come out of torch's zip writer as its own RuntimeError ("enforce fail"), raised while handling the OSError
+            while disk is not None and not isinstance(disk, OSError): disk = disk.__context__
+            if disk is not None and disk.errno is not None and disk.filename is None:
+                raise OSError(disk.errno, disk.strerror, str(path)) from e   # the file it could not write, for the command line's message
             raise
         try:  # make the rename itself durable
             dfd = os.open(path.parent, os.O_RDONLY)
@@ -1230,10 +1235,25 @@ def bad_input_message(e:BaseException) -> str|None:
     if msg.startswith('Exception occured in `'): msg = msg.split('\n\t', 1)[-1]   # fastai's callback prefix
     return ' '.join(msg.split())
 
+DISK_ADVICE = {errno.ENOSPC: 'free some space on its disk, or choose a folder on another one',
+               errno.EDQUOT: 'free some of your space on its disk (your quota is used up), or choose a folder on another one',
+               errno.EROFS: 'choose a folder on a disk that can be written',
+               errno.EACCES: 'change its permissions, or choose a file or folder you may use',   # read or written
+               errno.EPERM: 'change its permissions, or choose a file or folder you may use'}   # a disk's errors, not a bug's: by errno, what to do
+
+def disk_error_message(e:OSError) -> str|None:
+    "The one line a command line prints for a disk that is full, read-only or not the user's to write (`DISK_ADVICE`), or None for any other `OSError` (keep its traceback)"
+    advice = DISK_ADVICE.get(e.errno)
+    if advice is None: return None
+    if e.strerror and e.strerror != os.strerror(e.errno): return ' '.join(e.strerror.split())   # this package's own message, which says more
+    hint = getattr(e, 'cli_hint', None)   # what the command saved (`train_main`)
+    return (f"{e.strerror or e}{f' ({e.filename})' if e.filename else ''}: {advice}"
+            + (f"; {hint}" if hint else ", then run the command again"))
+
 @contextmanager
 def cli_errors(active:bool=True, # False: a plain Python call, errors pass unchanged
               ):
-    "For command lines: bad input as one line `error: ...` (exit 2), Ctrl-C as one line (exit 130); `CAPSULE_ROUTING_DEBUG=1` keeps tracebacks"
+    "For command lines: bad input as one line `error: ...` (exit 2), a full or read-only disk as one line (exit 1), Ctrl-C as one line (exit 130); `CAPSULE_ROUTING_DEBUG=1` keeps tracebacks"
     if not active or os.environ.get('CAPSULE_ROUTING_DEBUG', '').lower() in ('1', 'true', 'yes'): yield; return
     try: yield
     except KeyboardInterrupt as e:
@@ -1245,6 +1265,11 @@ def cli_errors(active:bool=True, # False: a plain Python call, errors pass uncha
         if msg is None: raise
         print(f'error: {msg}', file=sys.stderr, flush=True)
         raise SystemExit(2) from None
+    except OSError as e:   # FileNotFoundError and its kin are bad input, above
+        msg = disk_error_message(e)
+        if msg is None: raise
+        print(f'error: {msg}', file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
 
 def running_as_command(command:Callable, # a `call_parse` function of this package, e.g. `fashion_mnist_main`
                       ) -> bool:
@@ -1335,7 +1360,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
         try:
             fit_paper(learn, epochs, lr_max=lr_max, lr_min=lr_min, ckpt_dir=out, resume=resume, monitor=monitor,
                       show_progress=not quiet, run_settings=run)
-        except KeyboardInterrupt as e:   # what the command line tells its user (`cli_errors`)
+        except (KeyboardInterrupt, OSError) as e:   # Ctrl-C, a full disk: what the command line tells its user (`cli_errors`)
             e.cli_hint = interrupted_hint(out)
             raise
         if learn.best_valid['value'] is None:
