@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 import torch
 from fastprogress.fastprogress import progress_bar
-from .core import default_device, check_positive_ints, exclusive_lock, FILE_LOCKS
+from .core import default_device, is_int, check_positive_ints, exclusive_lock, FILE_LOCKS
 from .downloads import sha256sum
 
 # %% auto #0
@@ -293,6 +293,23 @@ def _atomic_write_bytes(path:Path, data:bytes):
 # %% ../nbs/04a_embeddings.ipynb #93720852
 MANIFEST_FIELDS = ('key', 'model', 'n_texts', 'n_tokens', 'n_layers', 'd_emb', 'shard_size', 'shards', 'index_bytes', 'texts_sha256')
 
+def _manifest_problem(m:dict, # a cache's manifest, holding every field of `MANIFEST_FIELDS`
+                     ) -> str|None:
+    "Why the manifest's fields disagree with each other (counts, the shards' names, tokens and fp16 bytes), or `None`"
+    if bad := [f for f in ('n_texts', 'n_tokens', 'n_layers', 'd_emb', 'shard_size', 'index_bytes') if not (is_int(m[f]) and m[f] >= 1)]:
+        return f"manifest.json's {bad} are not ints of at least 1"
+    shards, n_shards = m['shards'], -(-m['n_texts'] // m['shard_size'])
+    if not (isinstance(shards, list) and len(shards) == n_shards):
+        return f"manifest.json's shards are not a list of the {n_shards} shards that {m['n_texts']} texts by {m['shard_size']} make"
+    for k, s in enumerate(shards):
+        if not (isinstance(s, dict) and s.get('file') == f'shard_{k:05d}.f16' and all(is_int(s.get(f)) and s[f] >= 1 for f in ('n_tokens', 'bytes'))):
+            return f"manifest.json's shard {k} is not an object with file 'shard_{k:05d}.f16' and ints n_tokens and bytes of at least 1"
+        if s['bytes'] != (fp16 := s['n_tokens'] * m['n_layers'] * m['d_emb'] * 2):
+            return f"manifest.json gives {s['file']} {s['bytes']} bytes, not the {fp16} of its {s['n_tokens']} tokens x {m['n_layers']} x {m['d_emb']} fp16"
+    if (held := sum(s['n_tokens'] for s in shards)) != m['n_tokens']:
+        return f"manifest.json's shards hold {held} tokens, not its n_tokens {m['n_tokens']}"
+    return None
+
 def _index_problem(path:Path, # a cache's index.npy: the first token of each text, then the number of tokens [n_texts + 1]
                    m:dict, # the cache's manifest
                   ) -> tuple[str|None, np.ndarray|None]:
@@ -306,6 +323,8 @@ def _index_problem(path:Path, # a cache's index.npy: the first token of each tex
     starts = np.minimum(np.arange(len(m['shards']) + 1) * m['shard_size'], m['n_texts'])   # first text of each shard, then the end
     if np.diff(offsets[starts]).tolist() != [s['n_tokens'] for s in m['shards']]:
         return "index.npy's offsets disagree with the shards' token counts", None
+    if 'offsets_sha256' in m and hashlib.sha256(offsets.tobytes()).hexdigest() != m['offsets_sha256']:   # caches built before 2026-11-29 lack it
+        return "index.npy's offsets are not those the cache was built with (their SHA-256 is not the manifest's offsets_sha256)", None
     return None, offsets
 
 class EmbeddingCache:
@@ -315,7 +334,10 @@ class EmbeddingCache:
                 ):
         self.folder = Path(folder)
         problem, self.manifest, self.offsets = self._read(self.folder, key)   # each file read once: what was checked is what is used
-        if problem: raise ValueError(f"{self.folder} is not a valid embedding cache: {problem}")
+        if problem:
+            damaged = self.folder.is_dir() and not self.folder.name.endswith('.partial')   # a finished build's folder: only its files can be at fault
+            raise ValueError(f"{self.folder} is not a valid embedding cache: {problem}" + ("; it is damaged: delete the folder, or run "
+                             "embed_to_cache with its texts, which builds it again in its place" if damaged else ""))
         self.n_layers, self.d_emb = self.manifest['n_layers'], self.manifest['d_emb']
         self.shard_size = self.manifest['shard_size']
         self._maps = {}
@@ -335,14 +357,13 @@ class EmbeddingCache:
         if key is not None and m.get('key') != key:
             return f"its manifest's key {str(m.get('key'))[:20]}... is not {key[:20]}... (a cache copied or renamed from another name)", None, None
         if lacking := [f for f in MANIFEST_FIELDS if f not in m]: return f"manifest.json lacks {lacking}", None, None
+        if problem := _manifest_problem(m): return problem, None, None
         idx = folder/'index.npy'
         if not idx.exists() or idx.stat().st_size != m['index_bytes']: return "index.npy missing or of the wrong size", None, None
-        try:
-            for s in m['shards']:
-                p = folder/s['file']
-                if not p.exists(): return f"{s['file']} missing", None, None
-                if p.stat().st_size != s['bytes']: return f"{s['file']} has {p.stat().st_size} bytes, expected {s['bytes']}", None, None
-        except (KeyError, TypeError) as e: return f"manifest.json's shards are malformed ({type(e).__name__}: {e})", None, None
+        for s in m['shards']:   # sizes only: a shard is gigabytes, mapped, never read whole here
+            p = folder/s['file']
+            if not p.exists(): return f"{s['file']} missing", None, None
+            if p.stat().st_size != s['bytes']: return f"{s['file']} has {p.stat().st_size} bytes, expected {s['bytes']}", None, None
         problem, offsets = _index_problem(idx, m)
         return problem, (m if problem is None else None), offsets
 
@@ -545,13 +566,18 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
 def _build(texts, tf, folder:Path, key:str, shard_size, max_tokens, max_bs, progress):
     "Embed `texts` into `<folder>.partial` (reusing the shards of an interrupted build of the same plan), then rename it `folder`"
     t0 = time.time()
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):   # now, not after embedding: the finished build is renamed to it (a link to this key's valid cache was opened already)
+        raise FileExistsError(f"{folder} is a {'link' if folder.is_symlink() else 'file'}, not a cache, and the cache of these texts is built under "
+                              "that name: move or delete it, then run again")
     partial = folder.with_name(folder.name + '.partial')
     partial.mkdir(exist_ok=True)
     for tmp in partial.glob('.*.tmp'):
         if FILE_LOCKS or _writer_gone(tmp): tmp.unlink(missing_ok=True)   # under the lock no other build writes: a killed one's
     plan = dict(key=key, shard_size=shard_size, embed_dtype=_dtype_name(tf.dtype))   # shards are reused only under the same plan
     plan_file = partial/'plan.json'
-    if (json.loads(plan_file.read_text()) if plan_file.exists() else None) != plan:
+    try: made_with = json.loads(plan_file.read_text()) if plan_file.exists() else None
+    except ValueError: made_with = None   # a damaged plan.json (cut short): what its shards were made with is unknown, so they are made again
+    if made_with != plan:
         for old in partial.glob('shard_*.f16'): old.unlink()   # cut at other boundaries, in another dtype, or by an older version
         _atomic_write_bytes(plan_file, json.dumps(plan).encode())
     ids, cut = tf.encode(texts)
@@ -589,6 +615,7 @@ def _build(texts, tf, folder:Path, key:str, shard_size, max_tokens, max_bs, prog
                     n_tokens=int(offsets[-1]), n_layers=int(n_layers), d_emb=int(d_emb), dtype='float16',
                     embed_dtype=plan['embed_dtype'], max_len=tf.max_len, n_truncated=len(cut),
                     shard_size=shard_size, shards=shards, index_bytes=len(index_bytes), texts_sha256=texts_digest(texts),
+                    offsets_sha256=hashlib.sha256(offsets.tobytes()).hexdigest(),   # checked when opened: index.npy is read whole anyway
                     token_ids_sha256=hashlib.sha256(offsets.tobytes() + all_ids.tobytes()).hexdigest(),
                     seconds=round(time.time() - t0, 2))
     _atomic_write_bytes(partial/'manifest.json', json.dumps(manifest, indent=1, default=str).encode())
