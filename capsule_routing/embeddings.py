@@ -855,6 +855,7 @@ class EmbeddingsDL(DataLoader):
         if isinstance(dataset, (list, tuple)):   # what fastai's test_dl makes of `learn.predict(item)`
             raise TypeError("EmbeddingsDL reads CachedEmbeddings or an EmbeddingCache, and texts through `learn.dls.test_dl(texts)` or "
                             "`learn.predict(text)`, which know the transformer; it reads no other items: embed them into a cache (`embed_to_cache`)")
+        check_positive_ints(bs=bs, bucket=bucket)   # bucket=-1 would train on no batch at all, bs=0 or bucket=0 fail deep in the loop
         self.bucket, self.dtype, self.sort = bucket, dtype, sort
         super().__init__(dataset, bs=bs, shuffle=shuffle, **kwargs)
 
