@@ -383,6 +383,7 @@ def sst_dataloaders(data:str|Path, # the SST tree files (see `sst_folder`)
                    ) -> tuple[DataLoaders, EmbeddingsDL]:
     "`(DataLoaders(train, dev), test_dl)` of `(mask, embs, labels)` batches read lazily from the embedding caches (`kwargs` go to `embed_to_cache`)"
     n_classes(task)                       # refuses an unknown task before any embedding
+    check_positive_ints(bs=bs, bucket=bucket)   # likewise (`EmbeddingsDL` checks them too, once the caches are built)
     check_distill(teacher, distill)
     sst = load_sst(data, train=train)   # its texts too: batches show as texts (`EmbeddingsDL.show_batch`, fastai's `plot_top_losses`)
     if teacher is not None: check_teacher_texts(teacher, sst['train'][0])   # before they are embedded (hours, for all phrases)
