@@ -106,24 +106,28 @@ FILE_LOCKS = fcntl is not None   # whether `exclusive_lock` locks at all here
 
 @contextmanager
 def exclusive_lock(target:Path, # what the lock guards; the lock is the file `.<name>.lock` beside it
-                   waiting:str, # what to print while another holder has it
+                   waiting:str='', # what to print while another holder has it
+                   busy:str|None=None, # instead of waiting, raise `FileExistsError` with this message at once (`{pid}` in it: the holder's process id)
                   ):
-    "Hold an exclusive lock on `.<name>.lock` beside `target`, waiting (and printing `waiting`) while another holds it"
+    "Hold an exclusive lock on `.<name>.lock` beside `target` (the file holds this process's id), waiting (and printing `waiting`) while another holds it, or refusing with `busy`"
     if not FILE_LOCKS: yield; return
     lock = Path(target).with_name(f'.{Path(target).name}.lock')
     def still_there(f):
         try: return os.path.samestat(os.fstat(f.fileno()), os.stat(lock))
         except FileNotFoundError: return False
     while True:
-        f = open(lock, 'a')
+        f = open(lock, 'a+')
         try:
             try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
+                if busy is not None:
+                    f.seek(0); raise FileExistsError(busy.replace('{pid}', f.read().strip() or 'unknown')) from None
                 print(waiting, flush=True)
                 fcntl.flock(f, fcntl.LOCK_EX)
         except BaseException: f.close(); raise   # Ctrl-C while waiting, or a file system without locks
         if still_there(f): break
         f.close()       # its holder removed this file on release (below): lock the one at `lock` now
+    f.truncate(0); f.write(str(os.getpid())); f.flush()   # who holds it, for another's `busy` message
     try: yield
     finally: lock.unlink(missing_ok=True); f.close()   # removed while held, so no later holder waits on a removed file
 

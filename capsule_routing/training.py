@@ -5,7 +5,7 @@
 # %% ../nbs/02_training.ipynb #965c3f80
 from __future__ import annotations
 import contextvars, errno, functools, hashlib, io, json, math, os, pickle, random, re, signal, struct, sys, tempfile, threading, time, warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, ExitStack
 from pathlib import Path
 from collections.abc import Sequence
 from typing import Callable
@@ -30,7 +30,7 @@ from fastai.learner import AvgSmoothLoss, Learner, Recorder
 from fastai.optimizer import OptimWrapper, RAdam
 from fastai.torch_core import TensorBase, rank_distrib, set_seed
 from torch.utils.data import TensorDataset
-from .core import default_device, check_positive_ints, check_seed, name_python_m_command, array_as_tensor, FILE_LOCKS
+from .core import default_device, check_positive_ints, check_seed, name_python_m_command, array_as_tensor, exclusive_lock
 from .routing import float32_if_half   # half-precision scores to float32 for a stable log-softmax
 
 # %% auto #0
@@ -1000,28 +1000,19 @@ def run_folder_lock(folder:str|Path, # a run's folder, which need not exist yet
     folder = Path(folder).expanduser()
     check_writable_folder(folder, what, create=False)   # a file in the way: said as such, before a folder is made for the lock
     key = folder.resolve()   # one lock, however the folder is named
-    if not FILE_LOCKS or key in _HELD_RUNS.get(): yield; return
-    import fcntl
-    lock, made = key.with_name(f'.{key.name}.lock'), [p for p in key.parents if not p.exists()]   # the deepest first
-    while True:
-        try: key.parent.mkdir(parents=True, exist_ok=True); f = open(lock, 'a+')
-        except OSError as e: raise ValueError(f"{what} {folder}: its lock {lock} cannot be written ({e.strerror or e}): choose another {what}") from e
-        try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0); pid = f.read().strip() or 'unknown'; f.close()
-            raise FileExistsError(f"another run is writing to {what} {folder} (pid {pid}): wait until it ends, or choose another {what}") from None
-        except BaseException: f.close(); raise   # a file system without locks
-        try: same = os.path.samestat(os.fstat(f.fileno()), os.stat(lock))
-        except FileNotFoundError: same = False
-        if same: break
-        f.close()   # its holder removed this file as it let go: lock the one at `lock` now
-    f.truncate(0); f.write(str(os.getpid())); f.flush()
-    token = _HELD_RUNS.set(_HELD_RUNS.get() | {key})
-    try: yield
+    if key in _HELD_RUNS.get(): yield; return
+    made = [p for p in key.parents if not p.exists()]   # the deepest first
+    busy = f"another run is writing to {what} {folder} (pid {{pid}}): wait until it ends, or choose another {what}"
+    try:
+        with ExitStack() as held:
+            try: key.parent.mkdir(parents=True, exist_ok=True); held.enter_context(exclusive_lock(key, busy=busy))
+            except FileExistsError: raise   # another run holds it: `busy`
+            except OSError as e: raise ValueError(f"{what} {folder}: its lock beside it cannot be written ({e.strerror or e}): choose another {what}") from e
+            token = _HELD_RUNS.set(_HELD_RUNS.get() | {key})
+            try: yield
+            finally: _HELD_RUNS.reset(token)
     finally:
-        _HELD_RUNS.reset(token)
-        lock.unlink(missing_ok=True); f.close()   # removed while held, so no later run locks a removed file
-        for p in made:   # a refused run leaves no folder it made for the lock
+        for p in made:   # a run that wrote nothing leaves no folder it made for the lock
             try: p.rmdir()
             except OSError: break
 
