@@ -4,7 +4,7 @@
 
 # %% ../nbs/03_smallnorb.ipynb #270a85d1
 from __future__ import annotations
-import gzip, os, shutil, struct
+import gzip, os, shutil, struct, zlib
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
@@ -215,9 +215,10 @@ def _check_norb_file(path:Path, shape:tuple|None):
 def _gunzip(src:Path, dest:Path):
     try:
         with gzip.open(src, 'rb') as fi, open(dest, 'wb') as fo: shutil.copyfileobj(fi, fo, 1<<22)
-    except (EOFError, gzip.BadGzipFile, OSError) as e:
-        dest.unlink(missing_ok=True)
-        raise ValueError(f"{src}: not a complete gzip file ({e})") from e
+    except BaseException as e:
+        dest.unlink(missing_ok=True)   # our own partial file, whatever stopped it
+        if isinstance(e, (EOFError, gzip.BadGzipFile, zlib.error)): raise ValueError(f"{src}: not a complete gzip file ({e})") from e
+        raise   # a full disk, Ctrl-C: not the file's fault, and the command line says so (`cli_errors`)
 
 def _unpack(gz:Path, # a .gz whose MD5 is the published one
             mat:Path, # where its content goes
