@@ -312,7 +312,7 @@ class SSTCapsNet(nn.Module):
             raise ValueError(f"architecture must be 'paper', 'released' or None (recognized from the weights), received {architecture!r}")
         if fixed := {'n_layers', 'd_emb', 'n_classes', 'n_parts', 'd_parts', 'd_pose'} & set(kwargs):
             raise TypeError(f"{', '.join(sorted(fixed))}: read from the weights, not passed")
-        path, run_loader = Path(path), "a run of this library loads with sst_analysis.load_run_model(run_folder), which reads its routing and n_iters too"
+        path, run_loader = Path(path).expanduser(), "a run of this library loads with sst_analysis.load_run_model(run_folder), which reads its routing and n_iters too"
         if path.is_dir(): raise IsADirectoryError(f"{path} is a folder; from_released reads one file of weights ({run_loader})")
         try: sd = torch.load(path, map_location='cpu', weights_only=True)
         except FileNotFoundError: raise
