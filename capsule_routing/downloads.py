@@ -118,7 +118,8 @@ def _fetch_url(url:str, dest, show_progress:bool=True, chunk_size:int=1<<20, tim
                 f.flush(); os.fsync(f.fileno())  # on disk before anyone renames it
         except IncompleteDownloadError: raise   # the connection's failure, from `read`
         except OSError as e:                    # the local file's: opening, writing or syncing it
-            msg = f"cannot write {part} ({e.strerror or e}): the download from {url} stopped on the local disk, not the connection"
+            msg = (f"cannot write {part} ({e.strerror or e}): the download from {url} stopped on the local disk, not the connection; "
+                   f"make room there (or make it writable), then call again: the download resumes from what {part.name} holds")
             raise (OSError(e.errno, msg) if e.errno is not None else OSError(msg)) from e
     size = part.stat().st_size
     if total is not None and size != total:
