@@ -315,7 +315,7 @@ class SSTCapsNet(nn.Module):
         path, run_loader = Path(path).expanduser(), "a run of this library loads with sst_analysis.load_run_model(run_folder), which reads its routing and n_iters too"
         if path.is_dir(): raise IsADirectoryError(f"{path} is a folder; from_released reads one file of weights ({run_loader})")
         try: sd = torch.load(path, map_location='cpu', weights_only=True)
-        except FileNotFoundError: raise
+        except OSError: raise   # missing, unreadable: the file system's own message says it
         except Exception as e:   # text, a NumPy .npz, a whole pickled model: pickle's, zipfile's or torch's own errors, one advising the unsafe weights_only=False
             raise ValueError(f"{path} is not a PyTorch state dict: it does not load as tensors alone ({type(e).__name__}); from_released reads a file "
                              "written by torch.save(model.state_dict(), path), such as the paper's SST5R_pretrained_model_state_dict.pt") from e

@@ -34,19 +34,19 @@ from .core import default_device, check_positive_ints, check_seed, name_python_m
 from .routing import float32_if_half   # half-precision scores to float32 for a stable log-softmax
 
 # %% auto #0
-__all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILES', 'BAD_INPUT', 'DISK_ADVICE', 'capsule_scores',
-           'CapsuleCrossEntropy', 'class_indices', 'capsule_accuracy', 'SpreadLoss', 'Presences', 'capsule_presences',
-           'decode_scores', 'reduce_loss', 'SpreadMargin', 'MarginLoss', 'check_loss_name', 'PaperOneCycle',
-           'paper_radam', 'foreach_radam', 'check_optimizer', 'pad_crop', 'random_pad_crop', 'check_pad',
-           'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'none_as_empty', 'EmptyForNone', 'CapsuleLearner',
-           'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'current_umask', 'interrupts_held',
-           'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr', 'model_repr',
-           'check_model_repr', 'check_run_settings', 'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback',
-           'load_checkpoint', 'quiet_learner', 'check_writable_folder', 'run_folder_lock', 'check_resumable',
-           'check_best_file', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet',
-           'evaluate_checkpoint', 'FastaiDataset', 'compile_whole_model', 'check_out_folder', 'bad_input_message',
-           'disk_error_message', 'cli_errors', 'running_as_command', 'run_command', 'interrupted_hint', 'train_main',
-           'smoke_main']
+__all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILES', 'RUN_LOCK', 'BAD_INPUT', 'DISK_ADVICE',
+           'capsule_scores', 'CapsuleCrossEntropy', 'class_indices', 'capsule_accuracy', 'SpreadLoss', 'Presences',
+           'capsule_presences', 'decode_scores', 'reduce_loss', 'SpreadMargin', 'MarginLoss', 'check_loss_name',
+           'PaperOneCycle', 'paper_radam', 'foreach_radam', 'check_optimizer', 'pad_crop', 'random_pad_crop',
+           'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'none_as_empty', 'EmptyForNone',
+           'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'current_umask',
+           'interrupts_held', 'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr',
+           'model_repr', 'check_model_repr', 'check_run_settings', 'check_resumed_monitor', 'data_fingerprint',
+           'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'check_writable_folder', 'run_folder_lock',
+           'check_resumable', 'check_best_file', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls',
+           'TinyCapsuleNet', 'evaluate_checkpoint', 'FastaiDataset', 'compile_whole_model', 'check_out_folder',
+           'bad_input_message', 'disk_error_message', 'cli_errors', 'running_as_command', 'run_command',
+           'interrupted_hint', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -527,7 +527,7 @@ def atomic_save(obj, path:str|Path, **kwargs) -> Path:
             os.replace(tmp, path)
         except BaseException as e:
             if os.path.exists(tmp): os.remove(tmp)
-            disk = e   # a full disk can come out of torch's zip writer as its own RuntimeError ("enforce fail"), raised while handling the OSError
+            disk = e if isinstance(e, (OSError, RuntimeError)) else None   # a full disk can come out of torch's zip writer as its own RuntimeError ("enforce fail"), raised while handling the OSError
             while disk is not None and not isinstance(disk, OSError): disk = disk.__context__
             if disk is not None and disk.errno is not None and disk.filename is None:
                 raise OSError(disk.errno, disk.strerror, str(path)) from e   # the file it could not write, for the command line's message
@@ -943,7 +943,8 @@ def load_checkpoint(path:str|Path, map_location='cpu') -> dict:
     except FileNotFoundError: raise
     except Exception as e:   # truncated or foreign bytes fail in pickle, zipfile or torch's own checks, with unhelpful messages
         with open(path, 'rb') as f: head = f.read(4)
-        if head in (b'', b'PK\x03\x04'):   # nothing, or the zip archive `torch.save` writes: a checkpoint that was damaged
+        # nothing, or the zip archive `torch.save` writes that does not read as one: damaged (a whole file whose pickle holds more than tensors is foreign)
+        if head == b'' or (head == b'PK\x03\x04' and not isinstance(e, pickle.UnpicklingError)):
             raise ValueError(f"{path} is damaged ({'empty' if not head else f'a zip archive that does not read: {type(e).__name__}'}): cut short "
                              "(a full disk, a copy that stopped) or corrupted; put back a good copy of it, or choose another --out") from e
         raise ValueError(f"{path} is not a checkpoint this library wrote: it does not load ({type(e).__name__}); move it away or choose another --out") from e
@@ -990,24 +991,25 @@ def check_writable_folder(out:Path, # a folder a run will write, which may not e
 
 
 # %% ../nbs/02_training.ipynb #76bccc96
+RUN_LOCK = '.run.lock'   # inside the run folder, which the run must write anyway (beside it, a read-only parent would refuse the run)
 _HELD_RUNS = contextvars.ContextVar('_HELD_RUNS', default=frozenset())   # the run folders this thread holds (`train_main`'s --out, which its `fit_paper` holds again)
 
 @contextmanager
 def run_folder_lock(folder:str|Path, # a run's folder, which need not exist yet
                     what:str='--out', # its name in messages: the option or argument that gave it
                    ):
-    "Hold `folder` for this run within the block (a lock on `.<name>.lock` beside it, holding this process's id); another process or thread that holds it is refused at once"
+    "Hold `folder` for this run within the block (a lock on `RUN_LOCK` inside it, holding this process's id); another process or thread that holds it is refused at once"
     folder = Path(folder).expanduser()
     check_writable_folder(folder, what, create=False)   # a file in the way: said as such, before a folder is made for the lock
     key = folder.resolve()   # one lock, however the folder is named
     if key in _HELD_RUNS.get(): yield; return
-    made = [p for p in key.parents if not p.exists()]   # the deepest first
+    made = [p for p in (key, *key.parents) if not p.exists()]   # the deepest first
     busy = f"another run is writing to {what} {folder} (pid {{pid}}): wait until it ends, or choose another {what}"
     try:
         with ExitStack() as held:
-            try: key.parent.mkdir(parents=True, exist_ok=True); held.enter_context(exclusive_lock(key, busy=busy))
+            try: key.mkdir(parents=True, exist_ok=True); held.enter_context(exclusive_lock(key/'run', busy=busy))   # its file: key/RUN_LOCK
             except FileExistsError: raise   # another run holds it: `busy`
-            except OSError as e: raise ValueError(f"{what} {folder}: its lock beside it cannot be written ({e.strerror or e}): choose another {what}") from e
+            except OSError as e: raise ValueError(f"{what} {folder} cannot be written ({e.strerror or e}): choose another {what}") from e
             token = _HELD_RUNS.set(_HELD_RUNS.get() | {key})
             try: yield
             finally: _HELD_RUNS.reset(token)
@@ -1197,8 +1199,8 @@ def check_out_folder(out:str|Path, # the folder a run writes (last.pth, best.pth
     "`out` as a Path (`~` expanded), written to once; refused before any data is read when it is a file, holds something and `resume` is not set, holds a run without its last.pth, or cannot be written"
     out = Path(out).expanduser()   # `--out=~/runs/x` reaches us unexpanded: the home folder's runs, not a folder named '~'
     check_writable_folder(out, '--out', create=False)
-    if not resume and out.is_dir() and any(out.iterdir()):
-        held = sorted(p.name for p in out.iterdir())
+    held = sorted(p.name for p in out.iterdir() if p.name != RUN_LOCK) if out.is_dir() else []   # the lock: this run's own, or a killed run's
+    if not resume and held:
         raise FileExistsError(f"--out {out} holds a run ({', '.join(held[:4])}{', ...' if len(held) > 4 else ''}): "
                               "pass --resume to continue it, or choose another --out")
     found = [name for name in RUN_FILES if (out/name).exists()]
