@@ -19,8 +19,9 @@ __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAM
            'unique_phrases', 'root_sentences', 'sst_folder', 'sst_trees', 'check_train_texts', 'load_sst',
            'task_subset', 'n_classes', 'download_sst', 'check_mask', 'SSTCapsNet', 'rel_err', 'sst_caches',
            'sst_dataloaders', 'sst_model', 'distill_targets', 'save_teacher', 'check_teacher_texts', 'load_teacher',
-           'teacher_names', 'check_distill', 'logistic_baseline', 'sst_baseline', 'check_revision', 'check_embed_args',
-           'sst_embed', 'embed_command', 'train_sst', 'sst_command_name', 'sst_cli', 'sst_main']
+           'teacher_names', 'check_distill', 'check_C', 'C_beyond', 'logistic_baseline', 'sst_baseline', 'fit_baseline',
+           'check_revision', 'check_embed_args', 'sst_embed', 'embed_command', 'train_sst', 'sst_command_name',
+           'sst_cli', 'sst_main']
 
 # %% ../nbs/04_sst.ipynb #fe8f741c
 PTB_UNESCAPE = {'-LRB-': '(', '-RRB-': ')', '-LSB-': '[', '-RSB-': ']', '-LCB-': '{', '-RCB-': '}',
@@ -480,26 +481,54 @@ def check_distill(teacher:str|Path|None, distill:float):
     if teacher is not None and not Path(teacher).exists(): raise FileNotFoundError(f"no teacher file {teacher}")
     if teacher is not None: teacher_names(teacher)   # a file that is not a teacher file: refused now, not once the data are read
 
+# %% ../nbs/04_sst.ipynb #d4b63172
+import math, numbers
+from .core import is_int
+
+def check_C(C) -> float:
+    "`C` as a float, after refusing what is not an inverse regularization strength (a positive finite number)"
+    if not (isinstance(C, numbers.Real) and not isinstance(C, bool) and math.isfinite(C) and C > 0):
+        raise ValueError(f"C must be a positive number, received {C!r}")
+    return float(C)
+
+def C_beyond(C:float, # an edge of a grid of inverse regularization strengths (> 0)
+             up:bool, # the next rung above `C` (True) or below it
+            ) -> float:
+    "The next rung beyond `C` on the half-decade ladder ..., 0.1, 0.3, 1, 3, 10, ... (more than 1.6 times beyond `C`)"
+    k = round(2 * math.log10(check_C(C))) + (1 if up else -1)   # C's nearest half-decade, one step on
+    return float(f"{10 ** (k / 2):.0e}")               # 10**-3.5 = 3.16e-4 -> 3e-4: the ladder's round values
+
 # %% ../nbs/04_sst.ipynb #24db5a13
 def logistic_baseline(train:tuple, # `(X [N, F], y [N])`
                       dev:tuple, # `(X, y)`: selects C
                       test:tuple|None=None, # `(X, y)`: scored once with the selected C
-                      Cs=(1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.), # candidate inverse regularization strengths
+                      Cs=(1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.), # the starting grid of inverse regularization strengths
+                      widen:int=4, # the most values added beyond the grid's edges (`C_beyond`) while dev prefers an edge
                       max_iter:int=2000,
                      ) -> dict:
-    "Logistic regression with C chosen on dev: `{'C', 'dev_acc', 'test_acc', 'dev_acc_by_C'}`"
+    "Logistic regression with C chosen on dev: `{'C', 'dev_acc', 'dev_acc_by_C', 'at_edge', 'test_acc', 'test_pred'}`"
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
+    Cs = [check_C(C) for C in Cs]
+    if not Cs: raise ValueError("Cs must be a grid of at least one value of C")
+    if not (is_int(widen) and widen >= 0): raise ValueError(f"widen must be an int >= 0, received {widen!r}")
     scaler = StandardScaler().fit(train[0])
-    Xtr, Xdv = scaler.transform(train[0]), scaler.transform(dev[0])
-    fits = {}
-    for C in Cs:
+    Xtr, Xdv, y_dev = scaler.transform(train[0]), scaler.transform(dev[0]), np.asarray(dev[1])
+    fits = {}   # C -> (dev accuracy, fitted classifier)
+    def fit(C):
         clf = LogisticRegression(C=C, max_iter=max_iter).fit(Xtr, train[1])
-        fits[C] = (float((clf.predict(Xdv) == np.asarray(dev[1])).mean()), clf)
-    best = max(sorted(fits), key=lambda C: fits[C][0])      # first of equals in ascending C: the strongest regularization
-    res = dict(C=best, dev_acc=fits[best][0], dev_acc_by_C={C: a for C, (a, _) in fits.items()})
+        fits[C] = (float((clf.predict(Xdv) == y_dev).mean()), clf)
+    def chosen(): return max(sorted(fits), key=lambda C: fits[C][0])   # first of equals in ascending C: the strongest regularization
+    for C in Cs: fit(C)
+    for _ in range(widen):
+        grid, best = sorted(fits), chosen()
+        if grid[0] < best < grid[-1]: break                   # dev accuracy peaks inside the grid
+        fit(C_beyond(best, up=best == grid[-1] != grid[0]))   # past the edge dev prefers (a grid of one C: below it first)
+    grid, best = sorted(fits), chosen()
+    res = dict(C=best, dev_acc=fits[best][0], dev_acc_by_C={C: fits[C][0] for C in grid}, at_edge=best in (grid[0], grid[-1]))
     if test is not None:
-        res['test_acc'] = float((fits[best][1].predict(scaler.transform(test[0])) == np.asarray(test[1])).mean())
+        pred = fits[best][1].predict(scaler.transform(test[0]))
+        res.update(test_acc=float((pred == np.asarray(test[1])).mean()), test_pred=pred.tolist())
     return res
 
 # %% ../nbs/04_sst.ipynb #278c2048
@@ -508,17 +537,59 @@ def sst_baseline(data:str|Path, # the SST tree files
                  transformer:FrozenTransformer|str='gpt2-large', # model (name, folder, or FrozenTransformer)
                  cache_dir:str|Path|None=None, # parent folder of the caches
                  train:str='roots', # train the regression on root sentences (default) or all phrases
-                 Cs=(1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.), # candidate C values
+                 Cs=(1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.), # the starting grid of C values
+                 widen:int=4, # the most values of C added beyond the grid while dev prefers its edge (`logistic_baseline`)
                  progress:bool=True,
                 ) -> dict:
     "Logistic regression on mean-pooled hidden states of all layers, C chosen on dev, test scored once"
     n_classes(task)                       # refuses an unknown task before any embedding
     caches = sst_caches(data, transformer, cache_dir, train=train, progress=progress)
-    xy = {}
+    xy, test_index = {}, None
     for s, (cache, labels) in caches.items():
         idxs, y = task_subset(labels, task)
         xy[s] = (mean_pooled(cache, idxs), y)
-    return dict(task=task, train=train, **logistic_baseline(xy['train'], xy['dev'], xy['test'], Cs=Cs))
+        if s == 'test': test_index = np.asarray(idxs).tolist()   # which test sentence each of `test_pred` is (SST-2 drops the neutral ones)
+    return dict(task=task, train=train, **logistic_baseline(xy['train'], xy['dev'], xy['test'], Cs=Cs, widen=widen), test_index=test_index)
+
+# %% ../nbs/04_sst.ipynb #c133355e
+def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt, dev.txt, test.txt, or their trees/)
+                 transformer:str='gpt2-large', # Hugging Face model name or local folder whose mean-pooled hidden states are the features
+                 out:str='runs/baseline.json', # the results file (`{task: result}`), written when every task is done; never replaced
+                 tasks:str='sst5,sst2', # comma-separated tasks
+                 train:str='roots', # fit on the root sentences (as reported here) or on all 'phrases'
+                 Cs:str='0.001,0.003,0.01,0.03,0.1,0.3,1', # the starting grid of C, comma-separated
+                 widen:int=4, # the most values of C added beyond the grid while dev prefers its edge (`logistic_baseline`)
+                 cache_dir:str=None, # parent folder of the embedding caches (default: $CAPSULE_ROUTING_CACHE or ~/.cache/capsule_routing/embeddings)
+                 dtype:str='float32', # the transformer's dtype while embedding (its caches are those of that dtype), as embed's --dtype
+                 device:str=None, # where texts are embedded if their caches are missing (default: the GPU when there is one)
+                 revision:str=None, # a hub model's commit (default: the newest), as embed's --revision
+                 quiet:bool=False, # no progress bars
+                ) -> dict:
+    "Fit the logistic-regression baseline of each task on mean-pooled hidden states; write `{task: result}` to `out`"
+    task_list = [t.strip() for t in str(tasks).split(',') if t.strip()]
+    if not task_list or len(set(task_list)) < len(task_list): raise ValueError(f"--tasks must name sst5 and/or sst2, each once; received {tasks!r}")
+    for t in task_list: n_classes(t)   # refuses an unknown task
+    try: grid = tuple(check_C(float(C)) for C in str(Cs).split(','))
+    except ValueError: raise ValueError(f"--Cs must be positive numbers separated by commas; received {Cs!r}") from None
+    if not (is_int(widen) and widen >= 0): raise ValueError(f"--widen must be an int >= 0, received {widen!r}")
+    check_train_texts(train)
+    check_transformer(transformer)
+    check_revision(revision, transformer)
+    if dtype not in EMBED_DTYPES: raise ValueError(f"--dtype must be one of {', '.join(EMBED_DTYPES)}; received {dtype!r}")
+    out = Path(out).expanduser()
+    if out.exists() or out.is_symlink(): raise FileExistsError(f"--out {out} exists: a results file is never replaced; give another --out, or delete it")
+    download_folder(out.parent)   # created, or refused with the part of the path in the way, before hours of embedding
+    tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype), revision=revision)
+    results = {}
+    for task in task_list:
+        t0 = time.time()
+        res = sst_baseline(data, task, tf, cache_dir, train=train, Cs=grid, widen=widen, progress=not quiet)
+        results[task] = dict(res, transformer=tf.name, dtype=dtype, seconds=round(time.time() - t0, 1))
+        print(f"{TASK_NAMES[task]}: C {res['C']:g}{' (at the edge of the grid)' if res['at_edge'] else ''}, dev {100 * res['dev_acc']:.2f}%, "
+              f"test {100 * res['test_acc']:.2f}% ({results[task]['seconds']} s; C tried: {', '.join(f'{C:g}' for C in res['dev_acc_by_C'])})", flush=True)
+    _atomic_write_bytes(out, (json.dumps(results, indent=1) + '\n').encode())
+    print(f"-> {out}")
+    return results
 
 # %% ../nbs/04_sst.ipynb #5c116bcb
 EMBED_DTYPES = ('float32', 'float16', 'bfloat16')
@@ -683,27 +754,29 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     print(json.dumps(res, indent=2))   # what results.json holds
     return res
 
-SST_CLI_HELP = """usage: python -m capsule_routing.sst [embed | train] [options]
+SST_CLI_HELP = """usage: python -m capsule_routing.sst [embed | train | baseline] [options]
 
 commands:
-  embed   embed SST's texts with a frozen transformer into resumable caches (`sst_embed`); the default
-  train   train the paper's SST model on the cached hidden states (`train_sst`)
+  embed     embed SST's texts with a frozen transformer into resumable caches (`sst_embed`); the default
+  train     train the paper's SST model on the cached hidden states (`train_sst`)
+  baseline  fit the logistic-regression baseline on the same hidden states, mean-pooled (`fit_baseline`)
 
-`python -m capsule_routing.sst embed --help` and `... train --help` list each command's options."""
+`python -m capsule_routing.sst embed --help`, `... train --help` and `... baseline --help` list each command's options."""
 
 def sst_command_name() -> str:
     "How this command line was called, for its usage lines: the installed `capsule-routing-sst`, else `python -m capsule_routing.sst`"
     return 'capsule-routing-sst' if Path(sys.argv[0]).name == 'capsule-routing-sst' else 'python -m capsule_routing.sst'
 
 def sst_cli(argv:list[str]|None=None): # the arguments (default: `sys.argv[1:]`)
-    "`train ...` runs `train_sst`; `embed ...` or options alone run `sst_embed`; `--help` lists both commands"
+    "`train ...` runs `train_sst`, `baseline ...` `fit_baseline`; `embed ...` or options alone run `sst_embed`; `--help` lists the commands"
     argv, name = list(sys.argv[1:] if argv is None else argv), sst_command_name()
     func, prog = sst_embed, f'{name} [embed]'
     if argv[:1] in (['-h'], ['--help']): print(SST_CLI_HELP.replace('python -m capsule_routing.sst', name)); raise SystemExit(0)
     if argv[:1] == ['train']: func, prog, argv = train_sst, f'{name} train', argv[1:]
+    elif argv[:1] == ['baseline']: func, prog, argv = fit_baseline, f'{name} baseline', argv[1:]
     elif argv[:1] == ['embed']: argv = argv[1:]
     elif argv and not argv[0].startswith('-'):
-        raise ValueError(f"unknown command {argv[0]!r}: the commands are 'embed' (the default) and 'train' (--help lists them)")
+        raise ValueError(f"unknown command {argv[0]!r}: the commands are 'embed' (the default), 'train' and 'baseline' (--help lists them)")
     args = vars(anno_parser(func, prog=prog).parse_args(argv))
     for hidden in ('pdb', 'xtra'): args.pop(hidden, None)   # anno_parser's own options
     return func(**args)

@@ -27,7 +27,7 @@ __all__ = ['UNRECORDED_SETTINGS', 'FINISHED_KEYS', 'COLLECTED_FILES', 'OPTIONAL_
            'predict_cached', 'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results', 'embed_texts',
            'pick_sentences', 'save_embedded_sentences', 'load_embedded_sentences', 'teacher_probabilities', 'teach',
            'classify_texts', 'classify', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table',
-           'select_setups', 'summary_table', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories',
+           'select_setups', 'summary_table', 'paired_gain', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories',
            'plot_validation_curves', 'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing',
            'relative_use', 'plot_token_depth', 'plot_token_class']
 
@@ -518,6 +518,32 @@ def summary_table(table:pd.DataFrame, # from `runs_table`
             row['gain_test'] = p - row['baseline_test']
         rows.append(row)
     return pd.DataFrame(rows)
+
+# %% ../nbs/04b_sst_results.ipynb #69dc075d
+def paired_gain(head_preds:list[pd.DataFrame], # the heads' test predictions (`index`, `target`, `predicted`), one per seed
+                baseline:dict, # one task of a baseline file: `test_index` and `test_pred`, the same sentences
+                n_boot:int=2000, # bootstrap resamples of the sentences
+                seed:int=0, # the resampling's random seed
+               ) -> dict:
+    "Mean test accuracy of the heads minus the baseline's, in points, with a 95% paired bootstrap interval over the sentences"
+    if not head_preds: raise ValueError("head_preds must hold at least one head's predictions")
+    if 'test_pred' not in baseline or 'test_index' not in baseline:
+        raise ValueError("the baseline has no test predictions: refit it with `python -m capsule_routing.sst baseline`, which records them")
+    check_positive_ints(n_boot=n_boot)
+    order = np.argsort(baseline['test_index'])
+    base_index, base_pred = np.asarray(baseline['test_index'])[order], np.asarray(baseline['test_pred'])[order]
+    right = []   # [k, N] whether head s is right on sentence i, sentences in the baseline's order
+    for p in head_preds:
+        p = p.sort_values('index')
+        if not np.array_equal(p['index'].to_numpy(), base_index):
+            raise ValueError(f"the heads and the baseline must answer the same test sentences: a head has {len(p)}, the baseline {len(base_index)}, and they differ")
+        right.append(p.predicted.to_numpy() == p.target.to_numpy())
+    target = p.target.to_numpy()   # the same in every head's file (their indices are)
+    g = np.mean(right, axis=0) - (base_pred == target)   # [N] per-sentence gain, in [-1, 1]
+    boots = g[np.random.default_rng(seed).integers(0, len(g), (n_boot, len(g)))].mean(1)   # [n_boot]
+    lo, hi = np.percentile(boots, [2.5, 97.5])
+    return dict(heads=len(right), sentences=len(g), gain=float(100 * g.mean()), lo=float(100 * lo), hi=float(100 * hi),
+                share_at_most_0=float((boots <= 0).mean()))
 
 # %% ../nbs/04b_sst_results.ipynb #2524105f
 def sst2_from_sst5(pred:pd.DataFrame, # SST-5 predictions: `index`, `target` (0-4), `p0` ... `p4`
