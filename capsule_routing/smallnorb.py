@@ -4,7 +4,7 @@
 
 # %% ../nbs/03_smallnorb.ipynb #270a85d1
 from __future__ import annotations
-import gzip, os, shutil, struct, zlib
+import errno, gzip, os, shutil, struct, zlib
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
@@ -239,6 +239,15 @@ def _unpack(gz:Path, # a .gz whose MD5 is the published one
     os.replace(part, mat)
 
 # %% ../nbs/03_smallnorb.ipynb #e6305e11
+def _check_no_folder(folder:Path, # where the download goes
+                     *names:str, # a data file's names, in the order the download looks for them
+                    ):
+    "Refuse a folder at the first of `names` that exists in `folder`: the download would verify it, or fetch into it, as a file"
+    there = next((folder/n for n in names if (folder/n).exists()), None)
+    if there is not None and there.is_dir():
+        raise IsADirectoryError(errno.EISDIR, f"cannot download into {folder}: {there} is a folder where the data file {there.name} should be; "
+                                              f"move or delete it, or download into another folder")
+
 def download_smallnorb(folder, # where the files go (created if needed)
                        splits=('train', 'test'), # which splits to fetch
                        base_url:str=SMALLNORB_URL, # the official NYU folder; tests point it at a local server
@@ -251,6 +260,8 @@ def download_smallnorb(folder, # where the files go (created if needed)
     official = checksums is None
     checksums = SMALLNORB_MD5 if official else checksums
     if isinstance(splits, str): splits = (splits,)
+    for name in (smallnorb_filename(split, kind) for split in splits for kind in SMALLNORB_KINDS):   # every file's, before the first is fetched
+        _check_no_folder(folder, name, name + '.gz')
     for split in splits:
         for kind in SMALLNORB_KINDS:
             name = smallnorb_filename(split, kind)
