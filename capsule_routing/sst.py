@@ -19,9 +19,9 @@ __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAM
            'unique_phrases', 'root_sentences', 'sst_folder', 'sst_trees', 'check_train_texts', 'load_sst',
            'task_subset', 'n_classes', 'download_sst', 'check_mask', 'SSTCapsNet', 'rel_err', 'sst_caches',
            'sst_dataloaders', 'sst_model', 'distill_targets', 'save_teacher', 'check_teacher_texts', 'load_teacher',
-           'teacher_names', 'check_distill', 'check_C', 'C_beyond', 'logistic_baseline', 'sst_baseline', 'fit_baseline',
-           'check_revision', 'check_embed_args', 'sst_embed', 'embed_command', 'train_sst', 'sst_command_name',
-           'sst_cli', 'sst_main']
+           'teacher_names', 'check_distill', 'check_C', 'C_beyond', 'search_C', 'logistic_baseline', 'sst_baseline',
+           'fit_baseline', 'check_revision', 'check_embed_args', 'sst_embed', 'embed_command', 'train_sst',
+           'sst_command_name', 'sst_cli', 'sst_main']
 
 # %% ../nbs/04_sst.ipynb #fe8f741c
 PTB_UNESCAPE = {'-LRB-': '(', '-RRB-': ')', '-LSB-': '[', '-RSB-': ']', '-LCB-': '{', '-RCB-': '}',
@@ -491,6 +491,7 @@ def check_C(C) -> float:
         raise ValueError(f"C must be a positive number, received {C!r}")
     return float(C)
 
+# %% ../nbs/04_sst.ipynb #f5e3c7e6
 def C_beyond(C:float, # an edge of a grid of inverse regularization strengths (> 0)
              up:bool, # the next rung above `C` (True) or below it
             ) -> float:
@@ -498,36 +499,47 @@ def C_beyond(C:float, # an edge of a grid of inverse regularization strengths (>
     k = round(2 * math.log10(check_C(C))) + (1 if up else -1)   # C's nearest half-decade, one step on
     return float(f"{10 ** (k / 2):.0e}")               # 10**-3.5 = 3.16e-4 -> 3e-4: the ladder's round values
 
+# %% ../nbs/04_sst.ipynb #6e8f56f0
+def search_C(dev_acc, # `C -> dev accuracy` (fits a model with that C)
+             Cs=(1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.), # the starting grid
+             widen:int=4, # the most values added beyond the grid's edges
+            ) -> dict:
+    "`{'C', 'dev_acc', 'dev_acc_by_C', 'at_edge'}`: the grid `Cs`, widened past an edge while it attains the best dev accuracy"
+    acc = {C: None for C in map(check_C, Cs)}   # each C once, in the order given
+    if not acc: raise ValueError("Cs must be a grid of at least one value of C")
+    if not (is_int(widen) and widen >= 0): raise ValueError(f"widen must be an int >= 0, received {widen!r}")
+    for C in acc: acc[C] = float(dev_acc(C))
+    for step in range(widen):
+        grid, best = sorted(acc), max(acc.values())
+        sides = [up for up, C in ((False, grid[0]), (True, grid[-1])) if acc[C] == best]   # the edges dev cannot rule out
+        if not sides: break                                                                 # the best lies inside the grid
+        up = sides[step % len(sides)]                                                       # both edges: each in turn
+        C = C_beyond(grid[-1] if up else grid[0], up)
+        acc[C] = float(dev_acc(C))
+    grid, best = sorted(acc), max(acc.values())
+    return dict(C=min(C for C in grid if acc[C] == best), dev_acc=best, dev_acc_by_C={C: acc[C] for C in grid},
+                at_edge=best in (acc[grid[0]], acc[grid[-1]]))
+
 # %% ../nbs/04_sst.ipynb #24db5a13
 def logistic_baseline(train:tuple, # `(X [N, F], y [N])`
                       dev:tuple, # `(X, y)`: selects C
                       test:tuple|None=None, # `(X, y)`: scored once with the selected C
                       Cs=(1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.), # the starting grid of inverse regularization strengths
-                      widen:int=4, # the most values added beyond the grid's edges (`C_beyond`) while dev prefers an edge
+                      widen:int=4, # the most values added beyond the grid's edges (`search_C`)
                       max_iter:int=2000,
                      ) -> dict:
-    "Logistic regression with C chosen on dev: `{'C', 'dev_acc', 'dev_acc_by_C', 'at_edge', 'test_acc', 'test_pred'}`"
+    "Logistic regression with C chosen on dev (`search_C`); with `test`, also `test_acc` and `test_pred` of the chosen C"
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
-    Cs = [check_C(C) for C in Cs]
-    if not Cs: raise ValueError("Cs must be a grid of at least one value of C")
-    if not (is_int(widen) and widen >= 0): raise ValueError(f"widen must be an int >= 0, received {widen!r}")
     scaler = StandardScaler().fit(train[0])
     Xtr, Xdv, y_dev = scaler.transform(train[0]), scaler.transform(dev[0]), np.asarray(dev[1])
-    fits = {}   # C -> (dev accuracy, fitted classifier)
-    def fit(C):
-        clf = LogisticRegression(C=C, max_iter=max_iter).fit(Xtr, train[1])
-        fits[C] = (float((clf.predict(Xdv) == y_dev).mean()), clf)
-    def chosen(): return max(sorted(fits), key=lambda C: fits[C][0])   # first of equals in ascending C: the strongest regularization
-    for C in Cs: fit(C)
-    for _ in range(widen):
-        grid, best = sorted(fits), chosen()
-        if grid[0] < best < grid[-1]: break                   # dev accuracy peaks inside the grid
-        fit(C_beyond(best, up=best == grid[-1] != grid[0]))   # past the edge dev prefers (a grid of one C: below it first)
-    grid, best = sorted(fits), chosen()
-    res = dict(C=best, dev_acc=fits[best][0], dev_acc_by_C={C: fits[C][0] for C in grid}, at_edge=best in (grid[0], grid[-1]))
+    fitted = {}   # C -> classifier
+    def dev_acc(C):
+        fitted[C] = LogisticRegression(C=C, max_iter=max_iter).fit(Xtr, train[1])
+        return (fitted[C].predict(Xdv) == y_dev).mean()
+    res = search_C(dev_acc, Cs, widen)
     if test is not None:
-        pred = fits[best][1].predict(scaler.transform(test[0]))
+        pred = fitted[res['C']].predict(scaler.transform(test[0]))
         res.update(test_acc=float((pred == np.asarray(test[1])).mean()), test_pred=pred.tolist())
     return res
 
@@ -555,9 +567,9 @@ def sst_baseline(data:str|Path, # the SST tree files
 def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt, dev.txt, test.txt, or their trees/)
                  transformer:str='gpt2-large', # Hugging Face model name or local folder whose mean-pooled hidden states are the features
                  out:str='runs/baseline.json', # the results file (`{task: result}`), written when every task is done; never replaced
-                 tasks:str='sst5,sst2', # comma-separated tasks
-                 train:str='roots', # fit on the root sentences (as reported here) or on all 'phrases'
-                 Cs:str='0.001,0.003,0.01,0.03,0.1,0.3,1', # the starting grid of C, comma-separated
+                 tasks:str='sst5,sst2', # comma-separated tasks (or a list)
+                 train:str='roots', # fit on the root sentences (the baseline reported in 04b) or on all 'phrases'
+                 Cs:str='0.001,0.003,0.01,0.03,0.1,0.3,1', # the starting grid of C, comma-separated (or a list of numbers)
                  widen:int=4, # the most values of C added beyond the grid while dev prefers its edge (`logistic_baseline`)
                  cache_dir:str=None, # parent folder of the embedding caches (default: $CAPSULE_ROUTING_CACHE or ~/.cache/capsule_routing/embeddings)
                  dtype:str='float32', # the transformer's dtype while embedding (its caches are those of that dtype), as embed's --dtype
@@ -566,28 +578,37 @@ def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt,
                  quiet:bool=False, # no progress bars
                 ) -> dict:
     "Fit the logistic-regression baseline of each task on mean-pooled hidden states; write `{task: result}` to `out`"
-    task_list = [t.strip() for t in str(tasks).split(',') if t.strip()]
+    task_list = [str(t).strip() for t in (tasks.split(',') if isinstance(tasks, str) else tasks) if str(t).strip()]
     if not task_list or len(set(task_list)) < len(task_list): raise ValueError(f"--tasks must name sst5 and/or sst2, each once; received {tasks!r}")
     for t in task_list: n_classes(t)   # refuses an unknown task
-    try: grid = tuple(check_C(float(C)) for C in str(Cs).split(','))
-    except ValueError: raise ValueError(f"--Cs must be positive numbers separated by commas; received {Cs!r}") from None
+    try: grid = tuple(check_C(float(C)) for C in (Cs.split(',') if isinstance(Cs, str) else Cs))
+    except (ValueError, TypeError): raise ValueError(f"--Cs must be positive numbers separated by commas; received {Cs!r}") from None
     if not (is_int(widen) and widen >= 0): raise ValueError(f"--widen must be an int >= 0, received {widen!r}")
     check_train_texts(train)
     check_transformer(transformer)
     check_revision(revision, transformer)
     if dtype not in EMBED_DTYPES: raise ValueError(f"--dtype must be one of {', '.join(EMBED_DTYPES)}; received {dtype!r}")
+    sst_folder(data)   # the tree files are there, before any folder is made or model loaded
     out = Path(out).expanduser()
     if out.exists() or out.is_symlink(): raise FileExistsError(f"--out {out} exists: a results file is never replaced; give another --out, or delete it")
     download_folder(out.parent)   # created, or refused with the part of the path in the way, before hours of embedding
     tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype), revision=revision)
+    import sklearn
+    recorded = dict(transformer=tf.name, dtype=dtype, data=str(Path(data).expanduser().resolve()), starting_Cs=list(grid), widen=widen,
+                    sklearn=sklearn.__version__, torch_threads=torch.get_num_threads())
     results = {}
     for task in task_list:
         t0 = time.time()
         res = sst_baseline(data, task, tf, cache_dir, train=train, Cs=grid, widen=widen, progress=not quiet)
-        results[task] = dict(res, transformer=tf.name, dtype=dtype, seconds=round(time.time() - t0, 1))
+        results[task] = dict(res, **recorded, seconds=round(time.time() - t0, 1))
         print(f"{TASK_NAMES[task]}: C {res['C']:g}{' (at the edge of the grid)' if res['at_edge'] else ''}, dev {100 * res['dev_acc']:.2f}%, "
               f"test {100 * res['test_acc']:.2f}% ({results[task]['seconds']} s; C tried: {', '.join(f'{C:g}' for C in res['dev_acc_by_C'])})", flush=True)
-    _atomic_write_bytes(out, (json.dumps(results, indent=1) + '\n').encode())
+    written = out.with_name(f'.{out.name}.{os.getpid()}.tmp')
+    _atomic_write_bytes(written, (json.dumps(results, indent=1) + '\n').encode())   # whole on disk before it takes its name
+    try: os.link(written, out)   # takes the name only while it is free: a file made there during the fit is not replaced
+    except FileExistsError:
+        raise FileExistsError(f"--out {out} appeared while fitting and was left as it is; these results are in {written}") from None
+    written.unlink()
     print(f"-> {out}")
     return results
 

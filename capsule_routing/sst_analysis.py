@@ -530,15 +530,23 @@ def paired_gain(head_preds:list[pd.DataFrame], # the heads' test predictions (`i
     if 'test_pred' not in baseline or 'test_index' not in baseline:
         raise ValueError("the baseline has no test predictions: refit it with `python -m capsule_routing.sst baseline`, which records them")
     check_positive_ints(n_boot=n_boot)
-    order = np.argsort(baseline['test_index'])
-    base_index, base_pred = np.asarray(baseline['test_index'])[order], np.asarray(baseline['test_pred'])[order]
-    right = []   # [k, N] whether head s is right on sentence i, sentences in the baseline's order
+    base_index, base_pred = np.asarray(baseline['test_index']), np.asarray(baseline['test_pred'])
+    if len(base_index) != len(base_pred) or len(np.unique(base_index)) != len(base_index):
+        raise ValueError(f"the baseline's test_index must name each of its {len(base_pred)} test predictions once; it has {len(base_index)} entries, {len(np.unique(base_index))} distinct")
+    order = np.argsort(base_index)
+    base_index, base_pred = base_index[order], base_pred[order]
+    right, target = [], None   # right: [k, N] whether head s is right on sentence i, sentences in the baseline's order
     for p in head_preds:
         p = p.sort_values('index')
         if not np.array_equal(p['index'].to_numpy(), base_index):
-            raise ValueError(f"the heads and the baseline must answer the same test sentences: a head has {len(p)}, the baseline {len(base_index)}, and they differ")
-        right.append(p.predicted.to_numpy() == p.target.to_numpy())
-    target = p.target.to_numpy()   # the same in every head's file (their indices are)
+            extra, missing = np.setdiff1d(p['index'], base_index), np.setdiff1d(base_index, p['index'])
+            raise ValueError(f"the heads and the baseline must answer the same test sentences (the same task?): a head has {len(p)} "
+                             f"({len(extra)} not in the baseline's, e.g. {extra[:3].tolist()}), the baseline {len(base_index)} "
+                             f"({len(missing)} not in the head's, e.g. {missing[:3].tolist()})")
+        if target is not None and not np.array_equal(p.target.to_numpy(), target):
+            raise ValueError("the heads' files give different labels to the same test sentences: they are not predictions of one task")
+        target = p.target.to_numpy()
+        right.append(p.predicted.to_numpy() == target)
     g = np.mean(right, axis=0) - (base_pred == target)   # [N] per-sentence gain, in [-1, 1]
     boots = g[np.random.default_rng(seed).integers(0, len(g), (n_boot, len(g)))].mean(1)   # [n_boot]
     lo, hi = np.percentile(boots, [2.5, 97.5])
