@@ -508,14 +508,18 @@ def search_C(dev_acc, # `C -> dev accuracy` (fits a model with that C)
     acc = {C: None for C in map(check_C, Cs)}   # each C once, in the order given
     if not acc: raise ValueError("Cs must be a grid of at least one value of C")
     if not (is_int(widen) and widen >= 0): raise ValueError(f"widen must be an int >= 0, received {widen!r}")
-    for C in acc: acc[C] = float(dev_acc(C))
+    def score(C):
+        a = float(dev_acc(C))
+        if not math.isfinite(a): raise ValueError(f"the dev accuracy at C={C:g} is {a}: is the dev set empty?")
+        return a
+    for C in acc: acc[C] = score(C)
     for step in range(widen):
         grid, best = sorted(acc), max(acc.values())
         sides = [up for up, C in ((False, grid[0]), (True, grid[-1])) if acc[C] == best]   # the edges dev cannot rule out
         if not sides: break                                                                 # the best lies inside the grid
         up = sides[step % len(sides)]                                                       # both edges: each in turn
         C = C_beyond(grid[-1] if up else grid[0], up)
-        acc[C] = float(dev_acc(C))
+        acc[C] = score(C)
     grid, best = sorted(acc), max(acc.values())
     return dict(C=min(C for C in grid if acc[C] == best), dev_acc=best, dev_acc_by_C={C: acc[C] for C in grid},
                 at_edge=best in (acc[grid[0]], acc[grid[-1]]))
@@ -578,11 +582,13 @@ def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt,
                  quiet:bool=False, # no progress bars
                 ) -> dict:
     "Fit the logistic-regression baseline of each task on mean-pooled hidden states; write `{task: result}` to `out`"
+    if not isinstance(tasks, (str, list, tuple)) or not isinstance(Cs, (str, list, tuple)):
+        raise ValueError(f"--tasks and --Cs are comma-separated (or lists); received {tasks!r} and {Cs!r}")
     task_list = [str(t).strip() for t in (tasks.split(',') if isinstance(tasks, str) else tasks) if str(t).strip()]
     if not task_list or len(set(task_list)) < len(task_list): raise ValueError(f"--tasks must name sst5 and/or sst2, each once; received {tasks!r}")
     for t in task_list: n_classes(t)   # refuses an unknown task
-    try: grid = tuple(check_C(float(C)) for C in (Cs.split(',') if isinstance(Cs, str) else Cs))
-    except (ValueError, TypeError): raise ValueError(f"--Cs must be positive numbers separated by commas; received {Cs!r}") from None
+    try: grid = tuple(check_C(float(C)) for C in Cs.split(',')) if isinstance(Cs, str) else tuple(map(check_C, Cs))   # a list's entries as numbers, not text or bools
+    except ValueError: raise ValueError(f"--Cs must be positive numbers separated by commas; received {Cs!r}") from None
     if not (is_int(widen) and widen >= 0): raise ValueError(f"--widen must be an int >= 0, received {widen!r}")
     check_train_texts(train)
     check_transformer(transformer)
@@ -594,8 +600,9 @@ def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt,
     download_folder(out.parent)   # created, or refused with the part of the path in the way, before hours of embedding
     tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype), revision=revision)
     import sklearn
+    from threadpoolctl import threadpool_info   # the BLAS threads the fits run on (sklearn's dependency), which move a fit by a sentence or two
     recorded = dict(transformer=tf.name, dtype=dtype, data=str(Path(data).expanduser().resolve()), starting_Cs=list(grid), widen=widen,
-                    sklearn=sklearn.__version__, torch_threads=torch.get_num_threads())
+                    sklearn=sklearn.__version__, blas_threads=[p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas'])
     results = {}
     for task in task_list:
         t0 = time.time()
@@ -608,6 +615,8 @@ def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt,
     try: os.link(written, out)   # takes the name only while it is free: a file made there during the fit is not replaced
     except FileExistsError:
         raise FileExistsError(f"--out {out} appeared while fitting and was left as it is; these results are in {written}") from None
+    except OSError as e:   # a file system without hard links (vfat, some network and FUSE mounts)
+        raise OSError(e.errno, f"could not give the results the name --out {out} ({e.strerror}); they are in {written}: rename it") from None
     written.unlink()
     print(f"-> {out}")
     return results
