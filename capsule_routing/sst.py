@@ -590,10 +590,8 @@ def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt,
     try: grid = tuple(check_C(float(C)) for C in Cs.split(',')) if isinstance(Cs, str) else tuple(map(check_C, Cs))   # a list's entries as numbers, not text or bools
     except ValueError: raise ValueError(f"--Cs must be positive numbers separated by commas; received {Cs!r}") from None
     if not (is_int(widen) and widen >= 0): raise ValueError(f"--widen must be an int >= 0, received {widen!r}")
-    check_train_texts(train)
-    check_transformer(transformer)
+    check_embed_args(transformer, ','.join(SST_SPLITS), dtype, train=train)   # --transformer, --dtype and --train, as embed checks them
     check_revision(revision, transformer)
-    if dtype not in EMBED_DTYPES: raise ValueError(f"--dtype must be one of {', '.join(EMBED_DTYPES)}; received {dtype!r}")
     sst_folder(data)   # the tree files are there, before any folder is made or model loaded
     out = Path(out).expanduser()
     if out.exists() or out.is_symlink(): raise FileExistsError(f"--out {out} exists: a results file is never replaced; give another --out, or delete it")

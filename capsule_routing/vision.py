@@ -21,7 +21,7 @@ from fastai.interpret import plot_top_losses as fastai_plot_top_losses
 from fastcore.foundation import L
 from torch.utils.data import TensorDataset
 from .core import default_device, open_maybe_gzip, is_int, name_python_m_command, fetch_hint, array_as_tensor
-from .downloads import check_checksum, download_file, download_folder, sha256sum, download_for_command_line
+from .downloads import check_checksum, download_file, sha256sum, download_for_command_line
 from .training import FastaiDataset
 from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb, SMALLNORB_CLASSES, _check_no_folder
 
@@ -151,9 +151,7 @@ def download_fashion_mnist(folder, # where the four .gz files go (created if nee
         path, found = folder/name, find_idx_file(folder, name)
         if found is not None and found != path:   # only the uncompressed file (Kaggle's copy): its content is what is published
             check_checksum(found, content_sha256, 'sha256', 'decompressed-content '); continue
-        if not path.exists():
-            download_folder(folder)   # created, or refused naming the part of the path in the way
-            download_file(base_url + name, path, md5_gz, 'md5', show_progress=show_progress)
+        if not path.exists(): download_file(base_url + name, path, md5_gz, 'md5', show_progress=show_progress)   # which checks its folder first
         check_checksum(path, content_sha256, 'sha256', 'decompressed-content ', gunzip=True)
     return folder
 
