@@ -16,8 +16,8 @@ from .core import exclusive_lock
 
 # %% auto #0
 __all__ = ['DIGEST_NAMES', 'RELEASED_URL', 'RELEASED_WEIGHTS', 'ChecksumError', 'IncompleteDownloadError', 'file_digest',
-           'md5sum', 'sha256sum', 'check_checksum', 'fetch_url', 'serve_bytes', 'download_folder', 'download_file',
-           'download_for_command_line', 'default_download_dir', 'released_weights']
+           'md5sum', 'sha256sum', 'check_checksum', 'fetch_url', 'serve_bytes', 'download_folder', 'check_no_folder',
+           'download_file', 'download_for_command_line', 'default_download_dir', 'released_weights']
 
 # %% ../nbs/00a_downloads.ipynb #d46ce7ef
 class ChecksumError(ValueError):
@@ -182,6 +182,16 @@ def download_folder(folder, # where a download is to write its files
         raise PermissionError(errno.EACCES, f"cannot download into {folder}: this user cannot write into {there}; give a folder you can write to, or make it writable")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+# %% ../nbs/00a_downloads.ipynb #e722cb37
+def check_no_folder(folder:Path, # where the download goes
+                    *names:str, # a data file's names, in the order the download looks for them
+                   ):
+    "Refuse a folder at the first of `names` that exists in `folder`: the download would verify it, or fetch into it, as a file"
+    there = next((folder/n for n in names if (folder/n).exists()), None)
+    if there is not None and there.is_dir():
+        raise IsADirectoryError(errno.EISDIR, f"cannot download into {folder}: {there} is a folder where the data file {there.name} should be; "
+                                              f"move or delete it, or download into another folder")
 
 # %% ../nbs/00a_downloads.ipynb #b408d706
 def download_file(url:str, # where the file is published

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 from .core import open_maybe_gzip, check_positive_ints, check_seed, is_int, name_python_m_command, fetch_hint, exclusive_lock
-from .downloads import ChecksumError, check_checksum, download_file, download_folder, download_for_command_line, file_digest
+from .downloads import ChecksumError, check_checksum, check_no_folder, download_file, download_folder, download_for_command_line, file_digest
 from .routing import under_vmap
 
 # %% auto #0
@@ -239,15 +239,6 @@ def _unpack(gz:Path, # a .gz whose MD5 is the published one
     os.replace(part, mat)
 
 # %% ../nbs/03_smallnorb.ipynb #e6305e11
-def _check_no_folder(folder:Path, # where the download goes
-                     *names:str, # a data file's names, in the order the download looks for them
-                    ):
-    "Refuse a folder at the first of `names` that exists in `folder`: the download would verify it, or fetch into it, as a file"
-    there = next((folder/n for n in names if (folder/n).exists()), None)
-    if there is not None and there.is_dir():
-        raise IsADirectoryError(errno.EISDIR, f"cannot download into {folder}: {there} is a folder where the data file {there.name} should be; "
-                                              f"move or delete it, or download into another folder")
-
 def download_smallnorb(folder, # where the files go (created if needed)
                        splits=('train', 'test'), # which splits to fetch
                        base_url:str=SMALLNORB_URL, # the official NYU folder; tests point it at a local server
@@ -261,7 +252,7 @@ def download_smallnorb(folder, # where the files go (created if needed)
     checksums = SMALLNORB_MD5 if official else checksums
     if isinstance(splits, str): splits = (splits,)
     for name in (smallnorb_filename(split, kind) for split in splits for kind in SMALLNORB_KINDS):   # every file's, before the first is fetched
-        _check_no_folder(folder, name, name + '.gz')
+        check_no_folder(folder, name, name + '.gz')
     for split in splits:
         for kind in SMALLNORB_KINDS:
             name = smallnorb_filename(split, kind)

@@ -15,13 +15,13 @@ from .downloads import download_file, download_for_command_line, sha256sum
 
 # %% auto #0
 __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAMES', 'SST_URL', 'SST_ZIP', 'SST_ZIP_MD5',
-           'EMBED_DTYPES', 'SST_CLI_HELP', 'unescape_ptb', 'Tree', 'TreeFormatError', 'parse_tree', 'read_trees',
-           'unique_phrases', 'root_sentences', 'sst_folder', 'sst_trees', 'check_train_texts', 'load_sst',
+           'BASELINE_OPTIONS', 'EMBED_DTYPES', 'SST_CLI_HELP', 'unescape_ptb', 'Tree', 'TreeFormatError', 'parse_tree',
+           'read_trees', 'unique_phrases', 'root_sentences', 'sst_folder', 'sst_trees', 'check_train_texts', 'load_sst',
            'task_subset', 'n_classes', 'download_sst', 'check_mask', 'SSTCapsNet', 'rel_err', 'sst_caches',
            'sst_dataloaders', 'sst_model', 'distill_targets', 'save_teacher', 'check_teacher_texts', 'load_teacher',
            'teacher_names', 'check_distill', 'check_C', 'C_beyond', 'search_C', 'logistic_baseline', 'sst_baseline',
-           'fit_baseline', 'check_revision', 'check_embed_args', 'sst_embed', 'embed_command', 'train_sst',
-           'sst_command_name', 'sst_cli', 'sst_main']
+           'fit_baseline', 'results_json', 'finished_tasks', 'link_new', 'check_revision', 'check_embed_args',
+           'sst_embed', 'embed_command', 'train_sst', 'sst_command_name', 'sst_cli', 'sst_main']
 
 # %% ../nbs/04_sst.ipynb #fe8f741c
 PTB_UNESCAPE = {'-LRB-': '(', '-RRB-': ')', '-LSB-': '[', '-RSB-': ']', '-LCB-': '{', '-RCB-': '}',
@@ -596,28 +596,71 @@ def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt,
     out = Path(out).expanduser()
     if out.exists() or out.is_symlink(): raise FileExistsError(f"--out {out} exists: a results file is never replaced; give another --out, or delete it")
     download_folder(out.parent)   # created, or refused with the part of the path in the way, before hours of embedding
-    tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype), revision=revision)
-    import sklearn
-    from threadpoolctl import threadpool_info   # the BLAS threads the fits run on (sklearn's dependency), which move a fit by a sentence or two
-    recorded = dict(transformer=tf.name, dtype=dtype, data=str(Path(data).expanduser().resolve()), starting_Cs=list(grid), widen=widen,
-                    sklearn=sklearn.__version__, blas_threads=[p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas'])
-    results = {}
-    for task in task_list:
-        t0 = time.time()
-        res = sst_baseline(data, task, tf, cache_dir, train=train, Cs=grid, widen=widen, progress=not quiet)
-        results[task] = dict(res, **recorded, seconds=round(time.time() - t0, 1))
-        print(f"{TASK_NAMES[task]}: C {res['C']:g}{' (at the edge of the grid)' if res['at_edge'] else ''}, dev {100 * res['dev_acc']:.2f}%, "
-              f"test {100 * res['test_acc']:.2f}% ({results[task]['seconds']} s; C tried: {', '.join(f'{C:g}' for C in res['dev_acc_by_C'])})", flush=True)
-    written = out.with_name(f'.{out.name}.{os.getpid()}.tmp')
-    _atomic_write_bytes(written, (json.dumps(results, indent=1) + '\n').encode())   # whole on disk before it takes its name
-    try: os.link(written, out)   # takes the name only while it is free: a file made there during the fit is not replaced
-    except FileExistsError:
-        raise FileExistsError(f"--out {out} appeared while fitting and was left as it is; these results are in {written}") from None
-    except OSError as e:   # a file system without hard links (vfat, some network and FUSE mounts)
-        raise OSError(e.errno, f"could not give the results the name --out {out} ({e.strerror}); they are in {written}: rename it") from None
-    written.unlink()
+    partial = out.with_name(f'.{out.name}.partial')   # the tasks finished so far, so that an interrupted fit loses none of them
+    with exclusive_lock(out, busy=f"another fit is writing --out {out} (pid {{pid}}): wait until it ends, or give another --out"):
+        tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype), revision=revision)
+        import sklearn
+        from threadpoolctl import threadpool_info   # the BLAS threads the fits run on (sklearn's dependency), which move a fit by a sentence or two
+        recorded = dict(transformer=tf.name, revision=revision, dtype=dtype, data=str(Path(data).expanduser().resolve()), starting_Cs=list(grid),
+                        widen=widen, sklearn=sklearn.__version__, blas_threads=[p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas'])
+        finished = finished_tasks(partial, dict(recorded, train=train))
+        results = {}
+        for task in task_list:
+            if task in finished:
+                results[task] = finished[task]
+                print(f"{TASK_NAMES[task]}: fitted by an earlier, interrupted run with these options (kept from {partial})", flush=True)
+                continue
+            t0 = time.time()
+            res = sst_baseline(data, task, tf, cache_dir, train=train, Cs=grid, widen=widen, progress=not quiet)
+            results[task] = dict(res, **recorded, seconds=round(time.time() - t0, 1))
+            _atomic_write_bytes(partial, results_json(results).encode())
+            print(f"{TASK_NAMES[task]}: C {res['C']:g}{' (at the edge of the grid)' if res['at_edge'] else ''}, dev {100 * res['dev_acc']:.2f}%, "
+                  f"test {100 * res['test_acc']:.2f}% ({results[task]['seconds']} s; C tried: {', '.join(f'{C:g}' for C in res['dev_acc_by_C'])})", flush=True)
+        text = results_json(results)
+        _atomic_write_bytes(partial, text.encode())   # these tasks, in this order, whole on disk before the file takes --out's name
+        link_new(partial, out)
     print(f"-> {out}")
-    return results
+    return json.loads(text)   # what the file holds (a grid's values of C as its keys, in text)
+
+# %% ../nbs/04_sst.ipynb #92add8d3
+def results_json(results:dict, # `{task: result}`, as `fit_baseline` writes it
+                ) -> str:
+    "`results` as JSON with one line per task's field: a field's value (the grid, the predictions) stays on its line"
+    tasks = [f' {json.dumps(task)}: {{\n' + ',\n'.join(f'  {json.dumps(k)}: {json.dumps(v)}' for k, v in r.items()) + '\n }'
+             for task, r in results.items()]
+    return '{\n' + ',\n'.join(tasks) + '\n}\n'
+
+BASELINE_OPTIONS = ('transformer', 'revision', 'dtype', 'data', 'train', 'starting_Cs', 'widen')   # what a kept task must have been fitted with
+
+def finished_tasks(partial:Path, # the file of tasks an interrupted `fit_baseline` finished
+                   options:dict, # this fit's values of `BASELINE_OPTIONS`
+                  ) -> dict:
+    "The tasks in `partial` (none if it is absent), after checking they were fitted with `options`"
+    if not partial.exists(): return {}
+    try: finished = json.loads(partial.read_text())
+    except (ValueError, UnicodeDecodeError): raise ValueError(f"{partial} (the tasks an interrupted fit finished) is not JSON: delete it to fit every task again") from None
+    for task, r in finished.items():
+        for k in BASELINE_OPTIONS:
+            if r.get(k) != options[k]:
+                raise ValueError(f"{partial} holds {task} fitted by an interrupted run with {k} {r.get(k)!r}, not this fit's {options[k]!r}: "
+                                 f"give the options it was fitted with to continue it, or delete it to fit every task again")
+    return finished
+
+def link_new(done:Path, # a finished file
+             out:Path, # the name it is to take
+            ):
+    "Give `done` the name `out` only while `out` is free (a file made there meanwhile is kept, and the error names `done`)"
+    appeared = f"--out {out} appeared while fitting and was left as it is; these results are in {done}"
+    try: os.link(done, out)
+    except FileExistsError: raise FileExistsError(appeared) from None
+    except OSError:   # a file system without hard links (vfat, some network and FUSE mounts): create `out` only if absent, then copy
+        try: f = open(out, 'xb')
+        except FileExistsError: raise FileExistsError(appeared) from None
+        except OSError as e: raise OSError(e.errno, f"could not write --out {out} ({e.strerror}); the results are in {done}: rename it") from None
+        try:
+            with f: f.write(done.read_bytes()); f.flush(); os.fsync(f.fileno())
+        except BaseException: out.unlink(); raise   # a cut-off copy never stands as the results
+    done.unlink()
 
 # %% ../nbs/04_sst.ipynb #5c116bcb
 EMBED_DTYPES = ('float32', 'float16', 'bfloat16')

@@ -27,9 +27,9 @@ __all__ = ['UNRECORDED_SETTINGS', 'FINISHED_KEYS', 'COLLECTED_FILES', 'OPTIONAL_
            'predict_cached', 'predict_run', 'collect_run', 'cache_summary', 'collect_sst_results', 'embed_texts',
            'pick_sentences', 'save_embedded_sentences', 'load_embedded_sentences', 'teacher_probabilities', 'teach',
            'classify_texts', 'classify', 'sst_analysis_cli', 'read_runs', 'run_wall_seconds', 'runs_table',
-           'select_setups', 'summary_table', 'paired_gain', 'sst2_from_sst5', 'ensemble_predictions', 'read_histories',
-           'plot_validation_curves', 'confusion_counts', 'plot_confusion', 'routing_shares', 'sst_routing',
-           'relative_use', 'plot_token_depth', 'plot_token_class']
+           'select_setups', 'check_one_run_per_seed', 'summary_table', 'paired_gain', 'setup_gains', 'sst2_from_sst5',
+           'ensemble_predictions', 'read_histories', 'plot_validation_curves', 'confusion_counts', 'plot_confusion',
+           'routing_shares', 'sst_routing', 'relative_use', 'plot_token_depth', 'plot_token_class']
 
 # %% ../nbs/04b_sst_results.ipynb #1115ee36
 # settings that older runs' results.json did not record, at the values those runs used
@@ -497,14 +497,18 @@ def select_setups(df:pd.DataFrame, # rows of `runs_table` or `summary_table`
     return df[keep]
 
 # %% ../nbs/04b_sst_results.ipynb #06b1a53f
+def check_one_run_per_seed(table:pd.DataFrame, # rows of `runs_table`
+                          ):
+    "Refuse runs that share their setup and seed: a seed run twice would count twice, and shrink the spread"
+    twice = table[table.duplicated(SETUP + ['seed'], keep=False)]
+    if len(twice): raise ValueError(f"runs {twice.run.tolist()} share their setup and seed: keep one run per seed (e.g. drop the rows of a rerun)")
+
 def summary_table(table:pd.DataFrame, # from `runs_table`
                   baseline:dict|None=None, # `task -> {'dev_acc', 'test_acc', 'C'}` (fractions), from the baseline's json
                   baseline_transformer:str|None=None, # the transformer whose features the baseline used (None: every row's)
                  ) -> pd.DataFrame:
     "Per setup (the columns `SETUP`): seeds, mean and sample std (ddof=1) of dev and test accuracy (%), its standard error, and the baseline"
-    twice = table[table.duplicated(SETUP + ['seed'], keep=False)]
-    if len(twice):   # one seed run twice would count as two seeds, and shrink the spread
-        raise ValueError(f"runs {twice.run.tolist()} share their setup and seed: keep one run per seed (e.g. drop the rows of a rerun)")
+    check_one_run_per_seed(table)
     rows = []
     for setup, g in table.groupby(SETUP, sort=False):
         k, p = len(g), g.test_acc.mean()
@@ -552,6 +556,17 @@ def paired_gain(head_preds:list[pd.DataFrame], # the heads' test predictions (`i
     lo, hi = np.percentile(boots, [2.5, 97.5])
     return dict(heads=len(right), sentences=len(g), gain=float(100 * g.mean()), lo=float(100 * lo), hi=float(100 * hi),
                 share_at_most_0=float((boots <= 0).mean()))
+
+# %% ../nbs/04b_sst_results.ipynb #e4371aed
+def setup_gains(runs:pd.DataFrame, # rows of `runs_table`
+                baseline:dict, # a baseline file's `{task: result}` (`fit_baseline`), on the runs' features
+                folder:str|Path, # the folder of the runs' folders, each with its `test_predictions.csv`
+               ) -> pd.DataFrame:
+    "Per setup (the columns `SETUP`): the paired gain of its heads over the baseline of its task (`paired_gain`)"
+    check_one_run_per_seed(runs)
+    return pd.DataFrame([{**dict(zip(SETUP, setup)), **paired_gain([pd.read_csv(Path(folder)/run/'test_predictions.csv') for run in g.run],
+                                                                   baseline[dict(zip(SETUP, setup))['task']])}
+                         for setup, g in runs.groupby(SETUP, sort=False)])
 
 # %% ../nbs/04b_sst_results.ipynb #2524105f
 def sst2_from_sst5(pred:pd.DataFrame, # SST-5 predictions: `index`, `target` (0-4), `p0` ... `p4`

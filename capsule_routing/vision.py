@@ -21,9 +21,9 @@ from fastai.interpret import plot_top_losses as fastai_plot_top_losses
 from fastcore.foundation import L
 from torch.utils.data import TensorDataset
 from .core import default_device, open_maybe_gzip, is_int, name_python_m_command, fetch_hint, array_as_tensor
-from .downloads import check_checksum, download_file, sha256sum, download_for_command_line
+from .downloads import check_checksum, check_no_folder, download_file, sha256sum, download_for_command_line
 from .training import FastaiDataset
-from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb, SMALLNORB_CLASSES, _check_no_folder
+from .smallnorb import SmallNORBCapsNet, holdout_instances, load_smallnorb, SMALLNORB_CLASSES
 
 # %% auto #0
 __all__ = ['IDX_TYPES', 'FASHION_MNIST_CLASSES', 'FASHION_MNIST_FILES', 'FASHION_MNIST_URL', 'FASHION_MNIST_CHECKSUMS',
@@ -145,7 +145,7 @@ def download_fashion_mnist(folder, # where the four .gz files go (created if nee
     "Download the Fashion-MNIST files that `folder` lacks; every file must hold the published images and labels"
     folder = Path(folder).expanduser()
     checksums = FASHION_MNIST_CHECKSUMS if checksums is None else checksums
-    for name in FASHION_MNIST_FILES.values(): _check_no_folder(folder, name, name.removesuffix('.gz'))   # every file's, before the first is fetched
+    for name in FASHION_MNIST_FILES.values(): check_no_folder(folder, name, name.removesuffix('.gz'))   # every file's, before the first is fetched
     for name in FASHION_MNIST_FILES.values():
         md5_gz, content_sha256 = checksums[name]
         path, found = folder/name, find_idx_file(folder, name)
