@@ -595,7 +595,8 @@ def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt,
     sst_folder(data)   # the tree files are there, before any folder is made or model loaded
     out = Path(out).expanduser()
     if out.exists() or out.is_symlink(): raise FileExistsError(f"--out {out} exists: a results file is never replaced; give another --out, or delete it")
-    download_folder(out.parent)   # created, or refused with the part of the path in the way, before hours of embedding
+    check_writable_folder(out.parent, '--out folder')   # refused with the part of the path in the way, before hours of embedding
+    out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(f'.{out.name}.partial')   # the tasks finished so far, so that an interrupted fit loses none of them
     with exclusive_lock(out, busy=f"another fit is writing --out {out} (pid {{pid}}): wait until it ends, or give another --out"):
         tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype), revision=revision)
@@ -623,6 +624,8 @@ def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt,
     return json.loads(text)   # what the file holds (a grid's values of C as its keys, in text)
 
 # %% ../nbs/04_sst.ipynb #92add8d3
+from .training import check_writable_folder
+
 def results_json(results:dict, # `{task: result}`, as `fit_baseline` writes it
                 ) -> str:
     "`results` as JSON with one line per task's field: a field's value (the grid, the predictions) stays on its line"
