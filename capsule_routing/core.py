@@ -76,9 +76,12 @@ def check_positive_ints(**values):
         if not (is_int(value) and value >= 1): raise ValueError(f"{name} must be a positive int; received {value!r}")
 
 def check_eps(eps:float):
-    "Refuse an `eps` that cannot keep a routing's means and variances finite: it must be a finite number above 0"
+    "Refuse an `eps` that cannot keep a routing's means and variances finite: it must be a finite number, at least float32's smallest normal number"
     if not (isinstance(eps, numbers.Real) and not isinstance(eps, bool) and math.isfinite(eps) and eps > 0):
         raise ValueError(f"eps must be a finite number above 0 (it keeps means and variances finite); received {eps!r}")
+    if eps < (tiny := torch.finfo(torch.float32).tiny):   # float16 and bfloat16 inputs route in float32
+        raise ValueError(f"eps must be at least {tiny:.2g}, float32's smallest normal number: a smaller eps rounds away in float32, "
+                         f"where the means and variances it keeps finite turn NaN; received {eps!r}")
 
 def check_seed(seed:int):
     "Refuse a seed NumPy's generators do not take (NumPy's own message would name neither the option nor the value)"

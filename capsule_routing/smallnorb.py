@@ -4,7 +4,7 @@
 
 # %% ../nbs/03_smallnorb.ipynb #270a85d1
 from __future__ import annotations
-import errno, gzip, os, shutil, struct, zlib
+import gzip, os, shutil, struct, zlib
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np

@@ -568,6 +568,8 @@ def sst_baseline(data:str|Path, # the SST tree files
     return dict(task=task, train=train, **logistic_baseline(xy['train'], xy['dev'], xy['test'], Cs=Cs, widen=widen), test_index=test_index)
 
 # %% ../nbs/04_sst.ipynb #c133355e
+from .training import check_writable_folder
+
 def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt, dev.txt, test.txt, or their trees/)
                  transformer:str='gpt2-large', # Hugging Face model name or local folder whose mean-pooled hidden states are the features
                  out:str='runs/baseline.json', # the results file (`{task: result}`), written when every task is done; never replaced
@@ -594,38 +596,46 @@ def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt,
     check_revision(revision, transformer)
     sst_folder(data)   # the tree files are there, before any folder is made or model loaded
     out = Path(out).expanduser()
-    if out.exists() or out.is_symlink(): raise FileExistsError(f"--out {out} exists: a results file is never replaced; give another --out, or delete it")
+    exists = f"--out {out} exists: a results file is never replaced; give another --out, or delete it"
+    if out.exists() or out.is_symlink(): raise FileExistsError(exists)
     check_writable_folder(out.parent, '--out folder')   # refused with the part of the path in the way, before hours of embedding
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(f'.{out.name}.partial')   # the tasks finished so far, so that an interrupted fit loses none of them
     with exclusive_lock(out, busy=f"another fit is writing --out {out} (pid {{pid}}): wait until it ends, or give another --out"):
+        if out.exists() or out.is_symlink(): raise FileExistsError(exists)   # written by a fit that held the lock until now
         tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype), revision=revision)
+        ident, trees = tf.identity(), sst_folder(data)   # what the features are: the model's files or hub commit; the treebank's bytes
         import sklearn
         from threadpoolctl import threadpool_info   # the BLAS threads the fits run on (sklearn's dependency), which move a fit by a sentence or two
-        recorded = dict(transformer=tf.name, revision=revision, dtype=dtype, data=str(Path(data).expanduser().resolve()), starting_Cs=list(grid),
-                        widen=widen, sklearn=sklearn.__version__, blas_threads=[p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas'])
-        finished = finished_tasks(partial, dict(recorded, train=train))
+        recorded = dict(transformer=tf.name, transformer_files=ident.get('files'), transformer_revision=ident.get('revision'), dtype=dtype,
+                        data=str(Path(data).expanduser().resolve()), data_sha256={s: sha256sum(trees/f'{s}.txt') for s in SST_SPLITS},
+                        starting_Cs=list(grid), widen=widen, sklearn=sklearn.__version__,
+                        blas_threads=[p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas'])
+        finished = finished_tasks(partial, dict(recorded, train=train), task_list)
         results = {}
-        for task in task_list:
-            if task in finished:
-                results[task] = finished[task]
-                print(f"{TASK_NAMES[task]}: fitted by an earlier, interrupted run with these options (kept from {partial})", flush=True)
-                continue
-            t0 = time.time()
-            res = sst_baseline(data, task, tf, cache_dir, train=train, Cs=grid, widen=widen, progress=not quiet)
-            results[task] = dict(res, **recorded, seconds=round(time.time() - t0, 1))
-            _atomic_write_bytes(partial, results_json(results).encode())
-            print(f"{TASK_NAMES[task]}: C {res['C']:g}{' (at the edge of the grid)' if res['at_edge'] else ''}, dev {100 * res['dev_acc']:.2f}%, "
-                  f"test {100 * res['test_acc']:.2f}% ({results[task]['seconds']} s; C tried: {', '.join(f'{C:g}' for C in res['dev_acc_by_C'])})", flush=True)
+        try:
+            for task in task_list:
+                if task in finished:
+                    results[task] = finished[task]
+                    print(f"{TASK_NAMES[task]}: fitted by an earlier, interrupted run with these options (kept from {partial})", flush=True)
+                    continue
+                t0 = time.time()
+                res = sst_baseline(data, task, tf, cache_dir, train=train, Cs=grid, widen=widen, progress=not quiet)
+                results[task] = dict(res, **recorded, seconds=round(time.time() - t0, 1))
+                _atomic_write_bytes(partial, results_json(results).encode())
+                print(f"{TASK_NAMES[task]}: C {res['C']:g}{' (at the edge of the grid)' if res['at_edge'] else ''}, dev {100 * res['dev_acc']:.2f}%, "
+                      f"test {100 * res['test_acc']:.2f}% ({results[task]['seconds']} s; C tried: {', '.join(f'{C:g}' for C in res['dev_acc_by_C'])})", flush=True)
+        except KeyboardInterrupt as e:   # what the command line says (`cli_errors`), after what embedding said, if it was embedding
+            kept = f"{' and '.join(TASK_NAMES[t] for t in results)} kept in {partial}: the same command fits the rest" if results else None
+            e.cli_hint = '; '.join(h for h in (getattr(e, 'cli_hint', None), kept) if h) or None
+            raise
         text = results_json(results)
         _atomic_write_bytes(partial, text.encode())   # these tasks, in this order, whole on disk before the file takes --out's name
         link_new(partial, out)
     print(f"-> {out}")
     return json.loads(text)   # what the file holds (a grid's values of C as its keys, in text)
 
-# %% ../nbs/04_sst.ipynb #92add8d3
-from .training import check_writable_folder
-
+# %% ../nbs/04_sst.ipynb #18d5d575
 def results_json(results:dict, # `{task: result}`, as `fit_baseline` writes it
                 ) -> str:
     "`results` as JSON with one line per task's field: a field's value (the grid, the predictions) stays on its line"
@@ -633,36 +643,51 @@ def results_json(results:dict, # `{task: result}`, as `fit_baseline` writes it
              for task, r in results.items()]
     return '{\n' + ',\n'.join(tasks) + '\n}\n'
 
-BASELINE_OPTIONS = ('transformer', 'revision', 'dtype', 'data', 'train', 'starting_Cs', 'widen')   # what a kept task must have been fitted with
+# %% ../nbs/04_sst.ipynb #5fec51b8
+BASELINE_OPTIONS = ('transformer', 'transformer_files', 'transformer_revision', 'dtype', 'data', 'data_sha256', 'train',
+                    'starting_Cs', 'widen', 'sklearn')   # what a kept task must have been fitted with
 
 def finished_tasks(partial:Path, # the file of tasks an interrupted `fit_baseline` finished
                    options:dict, # this fit's values of `BASELINE_OPTIONS`
+                   tasks:list[str], # this fit's tasks
                   ) -> dict:
-    "The tasks in `partial` (none if it is absent), after checking they were fitted with `options`"
+    "The tasks in `partial` (none if it is absent), after checking that each is one of `tasks`, fitted with `options`"
     if not partial.exists(): return {}
+    again = 'delete it to fit every task again'
     try: finished = json.loads(partial.read_text())
-    except (ValueError, UnicodeDecodeError): raise ValueError(f"{partial} (the tasks an interrupted fit finished) is not JSON: delete it to fit every task again") from None
+    except (ValueError, UnicodeDecodeError): finished = None
+    if not (isinstance(finished, dict) and all(isinstance(r, dict) for r in finished.values())):
+        raise ValueError(f"{partial} is not a file of finished tasks ({{task: result}}, as fit_baseline writes it): {again}")
+    options = json.loads(json.dumps(options))   # as the file holds them: tuples as lists
+    shown = lambda v: (s if len(s := repr(v)) <= 80 else s[:77] + '...')
     for task, r in finished.items():
+        if task not in tasks:
+            raise ValueError(f"{partial} holds {task}, fitted by an interrupted run, which --tasks {','.join(tasks)} leaves out: add it to --tasks to keep it, or {again}")
         for k in BASELINE_OPTIONS:
             if r.get(k) != options[k]:
-                raise ValueError(f"{partial} holds {task} fitted by an interrupted run with {k} {r.get(k)!r}, not this fit's {options[k]!r}: "
-                                 f"give the options it was fitted with to continue it, or delete it to fit every task again")
+                raise ValueError(f"{partial} holds {task} fitted by an interrupted run with {k} {shown(r.get(k))}, not this fit's {shown(options[k])}: "
+                                 f"give the options it was fitted with to continue it, or {again}")
     return finished
 
+# %% ../nbs/04_sst.ipynb #0122d602
 def link_new(done:Path, # a finished file
              out:Path, # the name it is to take
             ):
     "Give `done` the name `out` only while `out` is free (a file made there meanwhile is kept, and the error names `done`)"
     appeared = f"--out {out} appeared while fitting and was left as it is; these results are in {done}"
+    cannot = lambda e: OSError(e.errno, f"could not write --out {out} ({e.strerror}); the results are in {done}: rename it")
     try: os.link(done, out)
     except FileExistsError: raise FileExistsError(appeared) from None
-    except OSError:   # a file system without hard links (vfat, some network and FUSE mounts): create `out` only if absent, then copy
+    except OSError:   # a file system without hard links: create `out` only if absent, then copy
         try: f = open(out, 'xb')
         except FileExistsError: raise FileExistsError(appeared) from None
-        except OSError as e: raise OSError(e.errno, f"could not write --out {out} ({e.strerror}); the results are in {done}: rename it") from None
+        except OSError as e: raise cannot(e) from None
         try:
             with f: f.write(done.read_bytes()); f.flush(); os.fsync(f.fileno())
-        except BaseException: out.unlink(); raise   # a cut-off copy never stands as the results
+        except BaseException as e:
+            out.unlink()   # a cut-off copy never stands as the results
+            if isinstance(e, OSError): raise cannot(e) from None
+            raise
     done.unlink()
 
 # %% ../nbs/04_sst.ipynb #5c116bcb
