@@ -594,7 +594,7 @@ def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt,
     if not (is_int(widen) and widen >= 0): raise ValueError(f"--widen must be an int >= 0, received {widen!r}")
     check_embed_args(transformer, ','.join(SST_SPLITS), dtype, train=train)   # --transformer, --dtype and --train, as embed checks them
     check_revision(revision, transformer)
-    sst_folder(data)   # the tree files are there, before any folder is made or model loaded
+    trees = sst_folder(data)   # the tree files are there, before any folder is made or model loaded
     out = Path(out).expanduser()
     exists = f"--out {out} exists: a results file is never replaced; give another --out, or delete it"
     if out.exists() or out.is_symlink(): raise FileExistsError(exists)
@@ -604,7 +604,7 @@ def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt,
     with exclusive_lock(out, busy=f"another fit is writing --out {out} (pid {{pid}}): wait until it ends, or give another --out"):
         if out.exists() or out.is_symlink(): raise FileExistsError(exists)   # written by a fit that held the lock until now
         tf = FrozenTransformer(transformer, device=device, dtype=getattr(torch, dtype), revision=revision)
-        ident, trees = tf.identity(), sst_folder(data)   # what the features are: the model's files or hub commit; the treebank's bytes
+        ident = tf.identity()   # what the features are: the model's files or hub commit (and below, the treebank's bytes)
         import sklearn
         from threadpoolctl import threadpool_info   # the BLAS threads the fits run on (sklearn's dependency), which move a fit by a sentence or two
         recorded = dict(transformer=tf.name, transformer_files=ident.get('files'), transformer_revision=ident.get('revision'), dtype=dtype,

@@ -564,9 +564,11 @@ def setup_gains(runs:pd.DataFrame, # rows of `runs_table`
                ) -> pd.DataFrame:
     "Per setup (the columns `SETUP`): the paired gain of its heads over the baseline of its task (`paired_gain`)"
     check_one_run_per_seed(runs)
-    return pd.DataFrame([{**dict(zip(SETUP, setup)), **paired_gain([pd.read_csv(Path(folder)/run/'test_predictions.csv') for run in g.run],
-                                                                   baseline[dict(zip(SETUP, setup))['task']])}
-                         for setup, g in runs.groupby(SETUP, sort=False)])
+    rows = []
+    for setup, g in runs.groupby(SETUP, sort=False):
+        row = dict(zip(SETUP, setup))
+        rows.append({**row, **paired_gain([pd.read_csv(Path(folder)/run/'test_predictions.csv') for run in g.run], baseline[row['task']])})
+    return pd.DataFrame(rows)
 
 # %% ../nbs/04b_sst_results.ipynb #2524105f
 def sst2_from_sst5(pred:pd.DataFrame, # SST-5 predictions: `index`, `target` (0-4), `p0` ... `p4`
