@@ -104,13 +104,10 @@ def squash(s:torch.Tensor, # [..., d_cov, d_out] total inputs of output capsules
 ) -> torch.Tensor:         # [..., d_cov, d_out]: same direction, length |s|^2 / (1 + |s|^2)
     "Sabour et al.'s Eq. 1: shrink a pose to a length below one without turning it"
     wide = float32_if_half(s)                                                       # |s|^2 of a float16 pose overflows from |s| = 256; the factor below stays under 1/2
-    n2 = (wide**2).sum((-2, -1), keepdim=True)                                      # [..., 1, 1] |s|^2, inf past |s| = 1.8e19 in float32
-    zero, huge = n2 == 0, n2.isinf()
-    n = n2.masked_fill(zero | huge, 1).sqrt().masked_fill(zero, 0)                   # |s|, its derivatives of every order finite at s = 0 (the norm's second is NaN)
-    n2 = n2.masked_fill(huge, 1)                                                    # (a placeholder: that branch of the `where` below is not taken)
-    scaled = wide / wide.abs().amax((-2, -1), keepdim=True).masked_fill(~huge, 1)   # s / its largest entry, where |s|^2 overflows
-    unit = scaled / scaled.square().sum((-2, -1), keepdim=True).masked_fill(~huge, 1).sqrt()   # s / |s| without squaring s
-    return torch.where(huge, unit.to(s.dtype), (n / (1 + n2)).to(s.dtype) * s)      # where |s|^2 overflows, |s|^2 / (1 + |s|^2) is 1 to the last digit
+    n2 = (wide**2).sum((-2, -1), keepdim=True)                                      # [..., 1, 1] |s|^2
+    zero = n2 == 0
+    n = n2.masked_fill(zero, 1).sqrt().masked_fill(zero, 0)                          # |s|, its derivatives of every order finite at s = 0 (the norm's second is NaN)
+    return (n / (1 + n2)).to(s.dtype) * s
 
 # %% ../nbs/01a_routing_lineage.ipynb #4a44a3bb
 def squashed_length_logit(s:torch.Tensor, # [..., d_cov, d_out] total inputs of output capsules
