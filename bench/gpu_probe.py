@@ -44,9 +44,10 @@ def agreement(x, y, implicit_votes):
     res = []
     for compiled, implicit in ((False, False), (True, implicit_votes)):
         Routing.compile_on_gpu, Routing.implicit_votes = compiled, implicit; model.zero_grad()
+        (routing.ROUTE_COSTS_DEVICES.add if implicit else routing.ROUTE_COSTS_DEVICES.discard)('cuda')   # the layer forms its votes on a GPU unless told the estimate holds there
         out = model(x); CapsuleCrossEntropy()(out, y).backward()
         res.append([o.detach().clone() for o in out] + [p.grad.clone() for p in model.parameters()])
-    Routing.implicit_votes = True
+    Routing.implicit_votes = True; routing.ROUTE_COSTS_DEVICES.discard('cuda')
     return max_rel_diff(zip(res[1], res[0]))
 
 def main():
@@ -74,6 +75,7 @@ def main():
     run('the whole model compiled, `check_finite = False`', x, y, compile_model='default')
     run("the same, `mode='reduce-overhead'` (CUDA graphs)", x, y, compile_model='reduce-overhead')
     Routing.check_finite, Routing.implicit_votes = True, True
+    routing.ROUTE_COSTS_DEVICES.add('cuda')   # the CPU's estimate applied on the GPU: the first routing leaves its votes unformed
     run('first routing with implicit votes, compiled', x, y)
     Routing.check_finite = False
     run('the same with `Routing.check_finite = False`', x, y)

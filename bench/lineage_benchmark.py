@@ -41,7 +41,7 @@ def measure(routing, shape, device, repeats, formed):
     "Runs in a child process: median seconds of forward+backward, peak memory growth in MiB, whether the votes were formed"
     layer, a_inp, mu_inp = make(routing, shape, device, formed=formed)
     measured = time_and_peak(lambda: step(layer, a_inp, mu_inp), (a_inp, mu_inp, *layer.parameters()), device, repeats)
-    return measured | dict(n_params=sum(p.numel() for p in layer.parameters()), formed=layer.forms_votes())
+    return measured | dict(n_params=sum(p.numel() for p in layer.parameters()), formed=layer.forms_votes(device_type=torch.device(device).type))
 
 def run_child(routing, shape, device, repeats, formed=False, keep_subnormals=False):
     child_args = ['--child-routing', routing, '--child-shape', shape] + (['--child-formed'] if formed else [])

@@ -183,7 +183,7 @@ def main():
             b, n_inp, n_out, c, d, h, fixed = SHAPES[shape]
             lit, fast = run_child('literal', shape, device, args.repeats, args.keep_subnormals), run_child('Routing', shape, device, args.repeats, args.keep_subnormals)
             layer = make(shape, 'cpu', batch=1)[0]
-            stepwise = run_child('step', shape, device, args.repeats, args.keep_subnormals) if uses_implicit_votes(layer, n_out) else fast
+            stepwise = run_child('step', shape, device, args.repeats, args.keep_subnormals) if uses_implicit_votes(layer, n_out, device_type=device) else fast
             diff = agreement(shape, device)
             line = (f"| {shape_label(shape, SHAPES, dev_name)} | {lit['seconds']:.3f} | {stepwise['seconds']:.3f} | {fast['seconds']:.3f} | {lit['seconds'] / fast['seconds']:.1f}x | "
                     f"{lit['peak_mib']:.0f} | {stepwise['peak_mib']:.0f} | {fast['peak_mib']:.0f} | {fast['peak_mib'] / max(lit['peak_mib'], 1e-9):.2f} | {diff:.1e} |")

@@ -57,8 +57,8 @@ class LineageLayer(nn.Module):
         self.d_cov, self.d_inp, self.d_out, self.n_inp, self.n_out, self.n_iters = d_cov, d_inp, d_out, n_inp, n_out, n_iters
         self.W = nn.Parameter(torch.randn(max(n_inp, 1), n_out, d_inp, d_out) / d_inp)
 
-    def forms_votes(self, *, n_out:int|None=None) -> bool:
-        "Whether the layer forms its votes: unless the weights are shared over inputs and `implicit_votes` is set (`n_out`: as `Routing`'s, the layer's own or None)"
+    def forms_votes(self, *, n_out:int|None=None, device_type:str='cpu') -> bool:
+        "Whether the layer forms its votes: unless the weights are shared over inputs and `implicit_votes` is set (`n_out`: as `Routing`'s, the layer's own or None), on any device: the two sums without votes are matrix products in the inputs' dtype"
         n_out_asked(self, n_out)   # `Routing`'s rule: the layer's own number, or none
         return not (self.implicit_votes and self.n_inp == -1)
 
@@ -278,9 +278,9 @@ class EMRouting(LineageLayer):
 
     def extra_repr(self): return f"{super().extra_repr()}, inv_temps={self.inv_temps}"
 
-    def forms_votes(self, *, n_out:int|None=None) -> bool:
-        "Whether the layer forms its votes: not where `uses_implicit_votes` with EM's own constants (`EM_ROUTE_COSTS_NS`) routes without them (`n_out`: the layer's own or None)"
-        return not uses_implicit_votes(self, n_out_asked(self, n_out), EM_ROUTE_COSTS_NS)
+    def forms_votes(self, *, n_out:int|None=None, device_type:str='cpu') -> bool:
+        "Whether the layer forms its votes: not where `uses_implicit_votes` with EM's own constants (`EM_ROUTE_COSTS_NS`) routes without them (`n_out`: the layer's own or None; `device_type`: where the inputs are)"
+        return not uses_implicit_votes(self, n_out_asked(self, n_out), EM_ROUTE_COSTS_NS, device_type)
 
     @routes_in_float32
     def forward(self,
@@ -293,7 +293,7 @@ class EMRouting(LineageLayer):
         n_out, a, mu = flat_inputs(self, a_inp, mu_inp, n_out)                   # [b, i], [b, i, c, d]
         inv_temps = inv_temp_schedule(self.inv_temps, self.n_iters)               # set after construction, the two must still agree
         params = (self.beta_v, self.beta_a, inv_temps, self.eps)
-        if self.forms_votes(): routed = route_by_em(votes(mu, self.W), torch.sigmoid(a), *params)
+        if self.forms_votes(device_type=a.device.type): routed = route_by_em(votes(mu, self.W), torch.sigmoid(a), *params)
         else: routed = route_by_em_with_implicit_votes_in_float64(torch.sigmoid(a), mu, self.W, *params)
         return shaped_outputs(a_inp.shape[:-1], *routed, return_R)
 

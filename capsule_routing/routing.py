@@ -11,14 +11,15 @@ from typing import Callable
 from .core import check_eps, check_positive_ints, is_int
 
 # %% auto #0
-__all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'ROUTE_COSTS_NS', 'compute_votes', 'symmetry_breaking_bias',
-           'log_densities', 'e_step', 'd_step', 'm_step', 'route_by_the_equations', 'pairwise_sum', 'sum_over_inputs',
-           'Workspace', 'first_order_only', 'SqDistance', 'UseWeightedMoments', 'VotesGrad', 'Routing', 'n_out_asked',
-           'under_vmap', 'votes_in_one_product', 'SharedVotes', 'pose_pairs', 'implicit_vote_features',
-           'vote_column_products', 'implicit_e_step', 'implicit_moments', 'route_with_implicit_votes', 'in_float64',
-           'read_route_timings', 'route_cost_terms', 'fit_route_costs', 'route_costs', 'uses_implicit_votes',
-           'picks_slower', 'plot_route_timings', 'float32_if_half', 'under_autocast', 'under_torch_func',
-           'routed_in_float32', 'routes_in_float32', 'compute_votes_unrolled', 'compiled_equations']
+__all__ = ['INPUT_BLOCK', 'route_with_implicit_votes_in_float64', 'ROUTE_COSTS_NS', 'ROUTE_COSTS_DEVICES', 'compute_votes',
+           'symmetry_breaking_bias', 'log_densities', 'e_step', 'd_step', 'm_step', 'route_by_the_equations',
+           'pairwise_sum', 'sum_over_inputs', 'Workspace', 'first_order_only', 'SqDistance', 'UseWeightedMoments',
+           'VotesGrad', 'Routing', 'n_out_asked', 'under_vmap', 'votes_in_one_product', 'SharedVotes', 'pose_pairs',
+           'implicit_vote_features', 'vote_column_products', 'implicit_e_step', 'implicit_moments',
+           'route_with_implicit_votes', 'in_float64', 'read_route_timings', 'route_cost_terms', 'fit_route_costs',
+           'route_costs', 'uses_implicit_votes', 'picks_slower', 'plot_route_timings', 'float32_if_half',
+           'under_autocast', 'under_torch_func', 'routed_in_float32', 'routes_in_float32', 'compute_votes_unrolled',
+           'compiled_equations']
 
 # %% ../nbs/01_routing.ipynb #e51fa461
 def compute_votes(
@@ -34,7 +35,7 @@ def symmetry_breaking_bias(
     B_brk:torch.Tensor, # [1, d_cov, d_out]
     n_out:int,          # number of outputs wanted at this call
 ) -> torch.Tensor:      # [n_out, d_cov, d_out]
-    "$B^{brk}_{ch} \\, t_j$ with $t = \\mathrm{linspace}(-1, 1, n_{out})$: moves apart the poses of outputs that share all other parameters"
+    "$B^{(brk)}_{ch} \\, t_j$ with $t = \\mathrm{linspace}(-1, 1, n_{out})$: moves apart the poses of outputs that share all other parameters"
     t = torch.linspace(-1, 1, n_out, dtype=B_brk.dtype, device=B_brk.device)
     return B_brk * t[:, None, None]
 
@@ -45,7 +46,7 @@ def log_densities(
     sig2_out:torch.Tensor, # [..., n_out, d_cov, d_out] variances
     p_model:str='gaussian',# 'gaussian' or 'skm'
 ) -> torch.Tensor:         # [..., n_inp, n_out]
-    "$\\log p_{ij}$ of each vote under each output's model, up to terms that do not depend on $j$"
+    "$\\log P_{ij}$ of each vote under each output's model, up to terms that do not depend on $j$"
     assert p_model in ('gaussian', 'skm'), p_model
     sq_dev = (V - mu_out[..., None, :, :, :])**2
     if p_model == 'skm': return F.log_softmax(-sq_dev.sum((-2, -1)), dim=-1)
@@ -59,7 +60,7 @@ def e_step(
     sig2_out:torch.Tensor, # [..., n_out, d_cov, d_out]
     p_model:str='gaussian',
 ) -> torch.Tensor:         # [..., n_inp, n_out] routing probabilities R
-    "Eq. 2 in log space: $R_{ij} = \\mathrm{softmax}_j\\left(\\log f(a^{out}_j) + \\log p_{ij}\\right)$"
+    "Eq. 2 in log space: $R_{ij} = \\mathrm{softmax}_j\\left(\\log f(a^{(out)}_j) + \\log P_{ij}\\right)$"
     return F.softmax(F.logsigmoid(a_out)[..., None, :] + log_densities(V, mu_out, sig2_out, p_model), dim=-1)
 
 # %% ../nbs/01_routing.ipynb #a0aeac4a
@@ -550,6 +551,7 @@ def fit_route_costs(rows:list, batch:int=20) -> tuple: # constants in ns as `ROU
 
 # %% ../nbs/01_routing.ipynb #b698fece
 ROUTE_COSTS_NS = dict(without_votes=(53., 29., 0.55), with_votes=(29., 18.))   # ns: k1, k2, k3 and k4, k5, fitted to bench/results/implicit_votes_crossover_cpu_1thread.csv
+ROUTE_COSTS_DEVICES = {'cpu'}   # device types the constants were fitted on; elsewhere the votes are formed, the route that was timed there
 
 def route_costs(d_cov:int, d_inp:int, d_out:int, n_out:int, constants:dict|None=None) -> tuple: # ns per input: (without votes, with votes)
     "A forward and backward pass's estimated time per input, 3 iterations, without the votes and with them formed, by a layer whose `constants` were fitted to its routes (default `ROUTE_COSTS_NS`, `Routing`'s, as it is at the call; measured on this project's CPU, one thread)"
@@ -559,9 +561,11 @@ def route_costs(d_cov:int, d_inp:int, d_out:int, n_out:int, constants:dict|None=
     cF, ch = d_cov * d_inp * (d_inp + 3) / 2, d_cov * d_out                        # features per input; vote entries per input and output
     return k1 * cF + n_out * (k2 + k3 * cF), n_out * (k4 + k5 * ch)
 
-def uses_implicit_votes(layer:nn.Module, n_out:int, constants:dict|None=None) -> bool:
-    "Whether `layer` (`Routing`, or EM routing) routes `n_out` outputs without forming its votes (in float64, whatever its inputs' dtype): where that applies and `route_costs` with its `constants` puts it first"
-    if not (layer.implicit_votes and layer.n_inp == -1 and layer.p_model == 'gaussian'): return False
+def uses_implicit_votes(layer:nn.Module, n_out:int, constants:dict|None=None,
+                        device_type:str='cpu', # where the inputs are (`tensor.device.type`)
+                       ) -> bool:
+    "Whether `layer` (`Routing`, or EM routing) routes `n_out` outputs without forming its votes (in float64, whatever its inputs' dtype): where that applies, on a device in `ROUTE_COSTS_DEVICES`, and `route_costs` with its `constants` puts it first"
+    if not (layer.implicit_votes and layer.n_inp == -1 and layer.p_model == 'gaussian' and device_type in ROUTE_COSTS_DEVICES): return False
     without_votes, with_votes = route_costs(layer.d_cov, layer.d_inp, layer.d_out, n_out, constants)
     return without_votes < with_votes
 
@@ -602,9 +606,9 @@ def plot_route_timings(rows:list, # measured rows (`read_route_timings`)
 
 # %% ../nbs/01_routing.ipynb #ab0fdf62
 @patch
-def forms_votes(self:Routing, *, n_out:int|None=None) -> bool:
-    "Whether the layer forms its votes routing to `n_out` outputs (a layer with a fixed number: that one, given or not)"
-    return not uses_implicit_votes(self, n_out_asked(self, n_out))
+def forms_votes(self:Routing, *, n_out:int|None=None, device_type:str='cpu') -> bool:
+    "Whether the layer forms its votes routing to `n_out` outputs (a layer with a fixed number: that one, given or not) on a device of `device_type`"
+    return not uses_implicit_votes(self, n_out_asked(self, n_out), device_type=device_type)
 
 # %% ../nbs/01_routing.ipynb #76e68c0a
 def float32_if_half(t:torch.Tensor) -> torch.Tensor:
@@ -646,7 +650,7 @@ def forward(self:Routing,
     n_out:int|None=None,   # number of outputs: needed by a layer built with n_out=-1; a fixed layer takes only its own
     return_R:bool=False,   # also return the last iteration's routing probabilities [..., n_inp, n_out]
 ) -> tuple: # a_out [..., n_out], mu_out [..., n_out, d_cov, d_out], sig2_out [..., n_out, d_cov, d_out] (, R)
-    "Route capsules: votes, then `n_iters` rounds of E-step, D-step and M-step"
+    "Route capsules: votes (formed, or left unformed where `uses_implicit_votes`), then `n_iters` rounds of E-step, D-step and M-step"
     if under_autocast(a_inp, mu_inp): return routed_in_float32(self.forward, a_inp, mu_inp, n_out, return_R, dtype=self.W.dtype)
     n_out = self._check_inputs(a_inp, mu_inp, n_out)
     batch_shape, n_given, c, h = a_inp.shape[:-1], a_inp.shape[-1], self.d_cov, self.d_out
@@ -655,7 +659,7 @@ def forward(self:Routing,
     plain = torch.compiler.is_compiling() or under_torch_func() or not self.step_by_step   # the plain equations: a compiled graph, torch.func, higher-order gradients
     compiled = self.compile_on_gpu and a.is_cuda and not plain   # a GPU routes by the equations, compiled
     routed = None
-    if uses_implicit_votes(self, n_out):
+    if uses_implicit_votes(self, n_out, device_type=a.device.type):
         route = route_with_implicit_votes_in_float64
         routed = self._by_the_equations(a, mu, n_out, compiled_equations(route) if compiled else route)
     elif plain or compiled:
