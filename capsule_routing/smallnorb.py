@@ -353,6 +353,8 @@ class SmallNORBCapsNet(nn.Module):
     def forward(self, images:torch.Tensor # [B, n_channels, H, W]: uint8 pixels, or floats in [0, 1]
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         "Class scores (logits) [B, n_classes], poses [B, n_classes, d, d] and variances [B, n_classes, d, d]"
+        if not isinstance(images, torch.Tensor):
+            raise TypeError(f"images must be a torch.Tensor [B, {self.n_channels}, H, W] of uint8 pixels or floats in [0, 1]; received {type(images).__name__} (torch.as_tensor converts a NumPy array)")
         if images.ndim != 4 or images.shape[1] != self.n_channels:
             raise ValueError(f"expected images [B, {self.n_channels}, H, W], got {list(images.shape)}")
         B, _, H, W = images.shape
@@ -383,9 +385,20 @@ class SmallNORBCapsNet(nn.Module):
     def from_released(cls, path, # the paper's smallNORB_pretrained_model_state_dict.pt
                       **kwargs) -> SmallNORBCapsNet:
         "The model with the paper's released weights (routing constants `CONST_*` dropped); `kwargs` go to the constructor"
-        state = torch.load(path, map_location='cpu', weights_only=True)
+        path = Path(path).expanduser()
+        if path.is_dir(): raise IsADirectoryError(f"{path} is a folder; from_released reads one file of weights, such as the paper's smallNORB_pretrained_model_state_dict.pt")
+        try: state = torch.load(path, map_location='cpu', weights_only=True)
+        except OSError: raise   # missing, unreadable: the file system's own message says it
+        except Exception as e:   # text, an archive, a pickled model: pickle's, zipfile's or torch's own errors
+            raise ValueError(f"{path} is not a PyTorch state dict: it does not load as tensors alone ({type(e).__name__})") from e
+        if not isinstance(state, dict): raise ValueError(f"{path} holds a {type(state).__name__}, not a state dict (a dict of named tensors)")
+        if 'depth_emb' in state: raise ValueError(f"{path.name} holds an SST head's weights: `SSTCapsNet.from_released` loads them")
         state = {k: v for k, v in state.items() if not k.rsplit('.', 1)[-1].startswith('CONST_')}
         model = cls(**kwargs)
+        if set(state) != set(model.state_dict()):   # another model's weights, or another routing's (each has parameters of its own names)
+            extra, lacking = sorted(set(state) - set(model.state_dict())), sorted(set(model.state_dict()) - set(state))
+            raise ValueError(f"{path.name} does not hold the weights of a SmallNORBCapsNet with routing={model.routing!r} "
+                             f"(unexpected: {', '.join(extra[:4]) or 'none'}{' ...' if len(extra) > 4 else ''}; missing: {', '.join(lacking[:4]) or 'none'}{' ...' if len(lacking) > 4 else ''})")
         model.load_state_dict(state)
         return model
 

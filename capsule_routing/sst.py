@@ -597,6 +597,7 @@ def fit_baseline(data:str='data/sst', # folder of the SST tree files (train.txt,
     trees = sst_folder(data)   # the tree files are there, before any folder is made or model loaded
     out = Path(out).expanduser()
     exists = f"--out {out} exists: a results file is never replaced; give another --out, or delete it"
+    if out.is_dir(): raise IsADirectoryError(f"--out {out} is a folder: --out names the results file to write, e.g. {out/'baseline.json'}")
     if out.exists() or out.is_symlink(): raise FileExistsError(exists)
     check_writable_folder(out.parent, '--out folder')   # refused with the part of the path in the way, before hours of embedding
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -762,7 +763,7 @@ def embed_command(data:str|Path, # folder of the SST tree files
 import sys
 from functools import partial
 from fastcore.script import anno_parser
-from .training import train_main, WeightAverage, check_loss_name, check_out_folder, cli_errors, load_checkpoint, check_optimizer
+from .training import train_main, check_loss_name, check_out_folder, cli_errors, load_checkpoint, check_optimizer
 
 def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, dev.txt, test.txt, or their trees/)
               task:str='sst5', # 'sst5' (SST-5/R, 5 labels) or 'sst2' (SST-2/R, neutral dropped)
@@ -802,7 +803,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     SSTCapsNet(n_layers=1, d_emb=1, n_classes=n_classes(task), architecture=architecture, n_iters=n_iters, d_parts=d_parts, n_parts=n_parts,
                routing=routing, d_pose=d_pose, part_init=part_init)
     if not mixup >= 0: raise ValueError(f"mixup is the alpha of Beta(alpha, alpha), >= 0 (0: no MixUp), received {mixup}")
-    if ema: WeightAverage(ema)   # refuses a decay outside (0, 1) here, not after the data are read
+    if ema and not 0 < ema < 1: raise ValueError(f"--ema must be 0 (no average) or in (0, 1), a decay such as 0.999; received {ema}")   # here, not after the data are read
     check_loss_name(loss)
     if teacher: teacher = str(Path(teacher).expanduser().resolve())   # `--teacher=~/t.npz`; recorded absolute, as data and transformer
     if teacher and loss != 'cross_entropy': raise ValueError(f"a teacher's soft targets train with loss='cross_entropy', not {loss!r}")

@@ -1281,12 +1281,12 @@ def run_command(command:Callable, # the `call_parse` function whose work this is
 def interrupted_hint(out:Path) -> str:
     "What an interrupted command saved: the epoch that `out/last.pth` holds (an epoch's line is printed before it is saved)"
     if not (out/'last.pth').exists():
-        held = sorted(p.name for p in out.iterdir()) if out.is_dir() else []   # the data module's run files (SST's targets.json)
+        held = sorted(p.name for p in out.iterdir() if p.name != RUN_LOCK) if out.is_dir() else []   # the data module's run files (SST's targets.json); not this run's own lock
         if held: return f"no epoch completed: start again with the same command and --resume ({out} holds {', '.join(held)})"
         return f"no epoch completed, nothing saved in {out}"
     try: epoch = f"epoch {load_checkpoint(out/'last.pth')['epoch']}"
     except (ValueError, OSError, KeyError): epoch = "the last completed epoch"
-    return f"{epoch} (numbered from 0) is the last saved, in {out/'last.pth'}: resume with the same command and --resume"
+    return f"{epoch} (numbered from 0) is the last saved, in {out/'last.pth'}: resume with the same command and --resume (an epoch in progress starts again)"
 
 def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls, test_dl or None)`
                model_fn:Callable, # `model_fn(dls)` -> model returning `(a_out, mu_out, sig2_out)`
