@@ -17,7 +17,8 @@ from .core import exclusive_lock
 # %% auto #0
 __all__ = ['DIGEST_NAMES', 'RELEASED_URL', 'RELEASED_WEIGHTS', 'ChecksumError', 'IncompleteDownloadError', 'file_digest',
            'md5sum', 'sha256sum', 'check_checksum', 'fetch_url', 'serve_bytes', 'download_folder', 'check_no_folder',
-           'download_file', 'download_for_command_line', 'default_download_dir', 'released_weights']
+           'download_file', 'download_for_command_line', 'default_download_dir', 'released_weights',
+           'load_state_dict_file']
 
 # %% ../nbs/00a_downloads.ipynb #d46ce7ef
 class ChecksumError(ValueError):
@@ -259,3 +260,19 @@ def released_weights(name:str='smallNORB', # 'smallNORB', 'SST5R' or 'SST2R'
     file, digest = RELEASED_WEIGHTS[name]
     folder = Path(folder).expanduser() if folder is not None else default_download_dir()/'heinsen2019'
     return download_file(base_url + file, folder/file, digest, 'sha256', show_progress=show_progress)
+
+# %% ../nbs/00a_downloads.ipynb #f43c047b
+def load_state_dict_file(path, # a file written by `torch.save(model.state_dict(), path)`
+                         folder_hint:str, # what `from_released` reads instead, for the message on a folder
+                         format_hint:str='', # added to the message on a file that does not load as tensors
+                        ) -> tuple[Path, dict]: # `path` with `~` expanded, and the state dict
+    "The state dict in `path`, loaded as tensors alone on the CPU; the file system's own error where it cannot be read"
+    import torch
+    path = Path(path).expanduser()
+    if path.is_dir(): raise IsADirectoryError(f"{path} is a folder; from_released reads one file of weights{folder_hint}")
+    try: sd = torch.load(path, map_location='cpu', weights_only=True)
+    except OSError: raise   # missing, unreadable: the file system's own message says it
+    except Exception as e:   # text, a NumPy .npz, a whole pickled model: pickle's, zipfile's or torch's own errors, one advising the unsafe weights_only=False
+        raise ValueError(f"{path} is not a PyTorch state dict: it does not load as tensors alone ({type(e).__name__}){format_hint}") from e
+    if not isinstance(sd, dict): raise ValueError(f"{path} holds a {type(sd).__name__}, not a state dict (a dict of named tensors)")
+    return path, sd

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 from .core import open_maybe_gzip, check_positive_ints, check_seed, is_int, name_python_m_command, fetch_hint, exclusive_lock
-from .downloads import ChecksumError, check_checksum, check_no_folder, download_file, download_folder, download_for_command_line, file_digest
+from .downloads import ChecksumError, check_checksum, check_no_folder, download_file, download_folder, download_for_command_line, file_digest, load_state_dict_file
 from .routing import under_vmap
 
 # %% auto #0
@@ -385,13 +385,7 @@ class SmallNORBCapsNet(nn.Module):
     def from_released(cls, path, # the paper's smallNORB_pretrained_model_state_dict.pt
                       **kwargs) -> SmallNORBCapsNet:
         "The model with the paper's released weights (routing constants `CONST_*` dropped); `kwargs` go to the constructor"
-        path = Path(path).expanduser()
-        if path.is_dir(): raise IsADirectoryError(f"{path} is a folder; from_released reads one file of weights, such as the paper's smallNORB_pretrained_model_state_dict.pt")
-        try: state = torch.load(path, map_location='cpu', weights_only=True)
-        except OSError: raise   # missing, unreadable: the file system's own message says it
-        except Exception as e:   # text, an archive, a pickled model: pickle's, zipfile's or torch's own errors
-            raise ValueError(f"{path} is not a PyTorch state dict: it does not load as tensors alone ({type(e).__name__})") from e
-        if not isinstance(state, dict): raise ValueError(f"{path} holds a {type(state).__name__}, not a state dict (a dict of named tensors)")
+        path, state = load_state_dict_file(path, ", such as the paper's smallNORB_pretrained_model_state_dict.pt")
         if 'depth_emb' in state: raise ValueError(f"{path.name} holds an SST head's weights: `SSTCapsNet.from_released` loads them")
         state = {k: v for k, v in state.items() if not k.rsplit('.', 1)[-1].startswith('CONST_')}
         model = cls(**kwargs)

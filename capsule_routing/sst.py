@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 from .core import default_device, check_positive_ints, fetch_hint
-from .downloads import download_file, download_for_command_line, sha256sum
+from .downloads import download_file, download_for_command_line, sha256sum, load_state_dict_file
 
 # %% auto #0
 __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAMES', 'SST_URL', 'SST_ZIP', 'SST_ZIP_MD5',
@@ -313,14 +313,9 @@ class SSTCapsNet(nn.Module):
             raise ValueError(f"architecture must be 'paper', 'released' or None (recognized from the weights), received {architecture!r}")
         if fixed := {'n_layers', 'd_emb', 'n_classes', 'n_parts', 'd_parts', 'd_pose'} & set(kwargs):
             raise TypeError(f"{', '.join(sorted(fixed))}: read from the weights, not passed")
-        path, run_loader = Path(path).expanduser(), "a run of this library loads with sst_analysis.load_run_model(run_folder), which reads its routing and n_iters too"
-        if path.is_dir(): raise IsADirectoryError(f"{path} is a folder; from_released reads one file of weights ({run_loader})")
-        try: sd = torch.load(path, map_location='cpu', weights_only=True)
-        except OSError: raise   # missing, unreadable: the file system's own message says it
-        except Exception as e:   # text, a NumPy .npz, a whole pickled model: pickle's, zipfile's or torch's own errors, one advising the unsafe weights_only=False
-            raise ValueError(f"{path} is not a PyTorch state dict: it does not load as tensors alone ({type(e).__name__}); from_released reads a file "
-                             "written by torch.save(model.state_dict(), path), such as the paper's SST5R_pretrained_model_state_dict.pt") from e
-        if not isinstance(sd, dict): raise ValueError(f"{path} holds a {type(sd).__name__}, not a state dict (a dict of named tensors)")
+        run_loader = "a run of this library loads with sst_analysis.load_run_model(run_folder), which reads its routing and n_iters too"
+        path, sd = load_state_dict_file(path, f" ({run_loader})", "; from_released reads a file written by torch.save(model.state_dict(), path), "
+                                                                 "such as the paper's SST5R_pretrained_model_state_dict.pt")
         if 'depth_emb' not in sd and isinstance(sd.get('model'), dict):   # training's best.pth and last.pth: the weights beside the run's other state
             raise ValueError(f"{path} is a training checkpoint (keys {', '.join(map(str, sd))}), not a state dict: its weights are under 'model', "
                              f"without the routing and iterations they were trained with; {run_loader}")

@@ -44,9 +44,9 @@ __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILE
            'model_repr', 'check_model_repr', 'check_run_settings', 'check_resumed_monitor', 'data_fingerprint',
            'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'check_writable_folder', 'run_folder_lock',
            'check_resumable', 'check_best_file', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls',
-           'TinyCapsuleNet', 'evaluate_checkpoint', 'FastaiDataset', 'compile_whole_model', 'check_out_folder',
-           'bad_input_message', 'disk_error_message', 'cli_errors', 'running_as_command', 'run_command',
-           'interrupted_hint', 'train_main', 'smoke_main']
+           'TinyCapsuleNet', 'evaluate_checkpoint', 'FastaiDataset', 'compile_whole_model', 'run_folder_files',
+           'check_out_folder', 'bad_input_message', 'disk_error_message', 'cli_errors', 'running_as_command',
+           'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -1193,13 +1193,17 @@ def compile_whole_model(model:nn.Module,
 # %% ../nbs/02_training.ipynb #89e46cd8
 from .lineage import routing_class
 
+def run_folder_files(out:Path) -> list[str]:
+    "The names of what `out` holds, sorted, leaving out `RUN_LOCK` (a running run's own lock, or a killed run's); none where `out` is no folder"
+    return sorted(p.name for p in out.iterdir() if p.name != RUN_LOCK) if out.is_dir() else []
+
 def check_out_folder(out:str|Path, # the folder a run writes (last.pth, best.pth, history.csv, results.json)
                      resume:bool=False, # whether the command continues the run in it
                     ) -> Path:
     "`out` as a Path (`~` expanded), written to once; refused before any data is read when it is a file, holds something and `resume` is not set, holds a run without its last.pth, or cannot be written"
     out = Path(out).expanduser()   # `--out=~/runs/x` reaches us unexpanded: the home folder's runs, not a folder named '~'
     check_writable_folder(out, '--out', create=False)
-    held = sorted(p.name for p in out.iterdir() if p.name != RUN_LOCK) if out.is_dir() else []   # the lock: this run's own, or a killed run's
+    held = run_folder_files(out)
     if not resume and held:
         raise FileExistsError(f"--out {out} holds a run ({', '.join(held[:4])}{', ...' if len(held) > 4 else ''}): "
                               "pass --resume to continue it, or choose another --out")
@@ -1281,7 +1285,7 @@ def run_command(command:Callable, # the `call_parse` function whose work this is
 def interrupted_hint(out:Path) -> str:
     "What an interrupted command saved: the epoch that `out/last.pth` holds (an epoch's line is printed before it is saved)"
     if not (out/'last.pth').exists():
-        held = sorted(p.name for p in out.iterdir() if p.name != RUN_LOCK) if out.is_dir() else []   # the data module's run files (SST's targets.json); not this run's own lock
+        held = run_folder_files(out)   # the data module's run files (SST's targets.json)
         if held: return f"no epoch completed: start again with the same command and --resume ({out} holds {', '.join(held)})"
         return f"no epoch completed, nothing saved in {out}"
     try: epoch = f"epoch {load_checkpoint(out/'last.pth')['epoch']}"
