@@ -222,7 +222,7 @@ def plot_pose_trajectories(traj:PoseTrajectories, # from `class_pose_trajectorie
     kept = (f'MDS keeps {evals[:2].clamp(min=0).sum().item()/spread:.0%} of the spread' if spread > 0
             else 'all pose vectors coincide: no spread')                 # 0/0 otherwise
     name = traj.class_name if traj.class_name is not None else f'class {traj.label}'
-    ax.set_title(title if title is not None else f'{name} capsule: {N} views x {n_vec} pose vectors\n({kept})', fontsize=9)
+    ax.set_title(title if title is not None else f'{name} capsule: {N} view{"s" * (N != 1)} x {n_vec} pose vector{"s" * (n_vec != 1)}\n({kept})', fontsize=9)
     ax.set_aspect('equal', adjustable='datalim'); ax.set_xticks([]); ax.set_yticks([])
     return ax
 

@@ -17,9 +17,9 @@ from .downloads import sha256sum
 # %% auto #0
 __all__ = ['CACHE_FORMAT', 'MANIFEST_FIELDS', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer', 'text_list',
            'FrozenTransformer', 'hidden_states', 'length_batches', 'texts_digest', 'cache_key', 'EmbeddingCache',
-           'default_cache_dir', 'cache_folder', 'find_cache', 'embed_to_cache', 'CachedItem', 'CachedEmbeddings',
-           'live_transformer', 'check_model_files', 'check_texts', 'check_tokens', 'TextItems', 'pad_collate',
-           'EmbeddingsDL', 'ShownTexts', 'plot_top_text_losses', 'show_table', 'mean_pooled']
+           'default_cache_dir', 'cache_folder', 'find_cache', 'hf_progress_bars_hidden', 'embed_to_cache', 'CachedItem',
+           'CachedEmbeddings', 'live_transformer', 'check_model_files', 'check_texts', 'check_tokens', 'TextItems',
+           'pad_collate', 'EmbeddingsDL', 'ShownTexts', 'plot_top_text_losses', 'show_table', 'mean_pooled']
 
 # %% ../nbs/04a_embeddings.ipynb #ecbca8f4
 def end_token_ids(tokenizer) -> set[int]:
@@ -219,8 +219,9 @@ def hidden_states(model, # a Hugging Face model (encoder, decoder or an encoder-
                   pad_id:int=0, # id placed at padding positions (never attended to)
                  ) -> tuple[torch.Tensor, torch.Tensor]:
     "`(hs, mask)`: every hidden state `hs` [B, T, L, D] (float32, CPU) of right-padded `batch_ids`, `mask` [B, T] 1 for tokens"
-    if not batch_ids or min(len(ids) for ids in batch_ids) == 0:
-        raise ValueError("hidden_states needs a non-empty batch of non-empty token sequences")
+    if not batch_ids: raise ValueError("hidden_states needs a non-empty batch of token sequences; received none")
+    empty = [b for b, ids in enumerate(batch_ids) if len(ids) == 0]
+    if empty: raise ValueError(f"hidden_states needs non-empty token sequences; sequences {_positions(empty)} of the batch are empty")
     lens = torch.tensor([len(ids) for ids in batch_ids])
     B, T = len(batch_ids), int(lens.max())
     input_ids = torch.full((B, T), pad_id, dtype=torch.long)
@@ -525,6 +526,24 @@ class _Count:
         self.n += k
         if self.pb is not None: self.pb.update(self.n)
 
+# %% ../nbs/04a_embeddings.ipynb #0a2527ee
+from contextlib import contextmanager, nullcontext
+
+@contextmanager
+def hf_progress_bars_hidden():
+    "Hugging Face's own progress bars (transformers' and huggingface_hub's) hidden inside the block; afterwards as they were"
+    import huggingface_hub.utils as hub_utils, transformers.utils.logging as hf_logging
+    transformers_on, hub_off = hf_logging.is_progress_bar_enabled(), hub_utils.are_progress_bars_disabled()
+    with warnings.catch_warnings():   # huggingface_hub warns where $HF_HUB_DISABLE_PROGRESS_BARS decides instead
+        warnings.simplefilter('ignore'); hf_logging.disable_progress_bar()   # transformers' switch turns off huggingface_hub's too
+    try: yield
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            if transformers_on: hf_logging.enable_progress_bar()              # ... and turns it back on
+            if hub_off: hub_utils.disable_progress_bars()
+            elif not transformers_on: hub_utils.enable_progress_bars()
+
 # %% ../nbs/04a_embeddings.ipynb #7b09fd6f
 def _writer_gone(tmp:Path) -> bool:
     "Whether the process whose pid a temporary file's name carries (`.<name>.<pid>.tmp`) has ended (POSIX; elsewhere never assumed)"
@@ -548,19 +567,20 @@ def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will fo
     texts = text_list(texts)
     if not texts: raise ValueError("embed_to_cache needs at least one text")
     check_positive_ints(shard_size=shard_size, max_tokens=max_tokens, max_bs=max_bs)
-    tf = _as_transformer(transformer)
-    folder, key = _folder_and_key(texts, tf, cache_dir)
-    if (cache := EmbeddingCache.opened(folder, key)) is not None: return cache
-    try: folder.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e: raise ValueError(f"--cache_dir {folder.parent} cannot be created ({e.strerror or e}): choose another") from e
-    if not os.access(folder.parent, os.W_OK):   # read-only or not ours: say so, not the lock file's OSError
-        raise ValueError(f"--cache_dir {folder.parent} cannot be written to (read-only, or no permission), and the cache of these "
-                         "texts is not there: choose another (--cache_dir, or $CAPSULE_ROUTING_CACHE)")
-    with exclusive_lock(folder.parent/key[:20], f"waiting for another process building {folder} ..."):   # by key: one model under two names builds once
-        folder = _key_folder(folder.parent, tf, key)                # the process we waited for may have built it, under its own name
-        if (cache := EmbeddingCache.opened(folder, key)) is None:
-            _build(texts, tf, folder, key, shard_size, max_tokens, max_bs, progress)
-            cache = EmbeddingCache(folder, key)
+    with nullcontext() if progress else hf_progress_bars_hidden():   # downloading or loading the model draws bars of its own
+        tf = _as_transformer(transformer)
+        folder, key = _folder_and_key(texts, tf, cache_dir)
+        if (cache := EmbeddingCache.opened(folder, key)) is not None: return cache
+        try: folder.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e: raise ValueError(f"--cache_dir {folder.parent} cannot be created ({e.strerror or e}): choose another") from e
+        if not os.access(folder.parent, os.W_OK):   # read-only or not ours: say so, not the lock file's OSError
+            raise ValueError(f"--cache_dir {folder.parent} cannot be written to (read-only, or no permission), and the cache of these "
+                             "texts is not there: choose another (--cache_dir, or $CAPSULE_ROUTING_CACHE)")
+        with exclusive_lock(folder.parent/key[:20], f"waiting for another process building {folder} ..."):   # by key: one model under two names builds once
+            folder = _key_folder(folder.parent, tf, key)                # the process we waited for may have built it, under its own name
+            if (cache := EmbeddingCache.opened(folder, key)) is None:
+                _build(texts, tf, folder, key, shard_size, max_tokens, max_bs, progress)
+                cache = EmbeddingCache(folder, key)
     return cache
 
 def _build(texts, tf, folder:Path, key:str, shard_size, max_tokens, max_bs, progress):
@@ -667,7 +687,9 @@ class CachedEmbeddings(FastaiDataset):
             if len(self.labels) != len(self.idxs):
                 raise ValueError(f"{len(self.idxs)} items but {len(self.labels)} labels")
         if len(self.idxs) and (self.idxs.min() < 0 or self.idxs.max() >= len(cache)):
-            raise ValueError(f"idxs must lie in [0, {len(cache)}) for this cache")
+            outside = np.flatnonzero((self.idxs < 0) | (self.idxs >= len(cache)))
+            raise ValueError(f"idxs must lie in [0, {len(cache)}) for this cache of {len(cache)} texts; received {self.idxs[outside[:5]].tolist()} at "
+                             f"positions {_positions(outside.tolist(), 5)} of idxs")
         self.lengths = cache.lengths[self.idxs]
         if cache_texts is not None and (len(cache_texts) != len(cache) or texts_digest(cache_texts) != cache.manifest['texts_sha256']):
             raise ValueError(f"these {len(cache_texts)} texts are not the {len(cache)} the cache {cache.folder.name} was built from")
@@ -829,6 +851,9 @@ def pad_collate(items, # `(embs [n_i, L, D], label)` pairs, or `(embs,)` without
     "`(mask [B, n], embs [B, n, L, D], labels [B] or [B, C])`, padded to the longest item; `(mask, embs)` for items without labels"
     n = max(item[0].shape[0] for item in items)
     L, D = items[0][0].shape[1:]
+    other = [b for b, item in enumerate(items) if tuple(item[0].shape[1:]) != (L, D)]
+    if other: raise ValueError(f"items must all be [n_i, L, D] with one L and D: item 0 is [{items[0][0].shape[0]}, {L}, {D}], item {other[0]} "
+                               f"{list(items[other[0]][0].shape)} (hidden states of another model, or of another dtype's cache?)")
     embs = torch.zeros(len(items), n, L, D, dtype=dtype)
     mask = torch.zeros(len(items), n, dtype=dtype)
     for b, (e, *_) in enumerate(items):

@@ -42,7 +42,7 @@ def check_lineage_sizes(name:str, d_cov, d_inp, d_out, n_inp, n_out, n_iters):
     "Refuse sizes a layer of the lineage cannot have, naming the argument"
     check_positive_ints(d_cov=d_cov, d_inp=d_inp, d_out=d_out, n_iters=n_iters)
     if not (is_int(n_inp) and (n_inp >= 1 or n_inp == -1)): raise ValueError(f"n_inp must be a positive int or -1 (variable); received {n_inp!r}")
-    if isinstance(n_out, int) and n_out == -1:   # -1 is `Routing`'s variable number of outputs: say why it is refused here
+    if is_int(n_out) and n_out == -1:   # -1 is `Routing`'s variable number of outputs: say why it is refused here
         raise ValueError(f"{name} needs a fixed number of outputs, n_out >= 1 (received n_out=-1): its outputs are told apart by "
                          "their own weights; a number of outputs given at each call is `Routing`'s")
     check_positive_ints(n_out=n_out)
@@ -209,7 +209,7 @@ def inv_temp_schedule(inv_temps, # lambda for each iteration, or None for 1, 2, 
     if inv_temps is None: return tuple(float(t) for t in range(1, n_iters + 1))
     if isinstance(inv_temps, (np.ndarray, torch.Tensor)) and inv_temps.ndim == 1: inv_temps = inv_temps.tolist()   # np.linspace's numbers, one per iteration
     if not (isinstance(inv_temps, Sequence) and not isinstance(inv_temps, str) and len(inv_temps) == n_iters
-            and all(isinstance(t, numbers.Real) and math.isfinite(t) and t > 0 for t in inv_temps)):
+            and all(isinstance(t, numbers.Real) and not isinstance(t, bool) and math.isfinite(t) and t > 0 for t in inv_temps)):
         raise ValueError(f"inv_temps must hold n_iters={n_iters} finite positive numbers, a sequence of one per iteration; received {inv_temps!r}")
     return tuple(map(float, inv_temps))
 

@@ -175,6 +175,8 @@ def write_synthetic_smallnorb(folder, # where to write the three files
                               seed:int=0,
                              ) -> Path:
     "Write random images with a complete grid of categories, toys and viewpoints in the official format (not real data)"
+    if not (is_int(n_instances) and 1 <= n_instances <= 5):
+        raise ValueError(f"n_instances must be an int from 1 to 5 (smallNORB has 5 toys per category in each split); received {n_instances!r}")
     folder = Path(folder).expanduser(); folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     instances = [4, 6, 7, 8, 9] if split == 'train' else [0, 1, 2, 3, 5]
@@ -214,7 +216,8 @@ def _check_norb_file(path:Path, shape:tuple|None):
 
 def _gunzip(src:Path, dest:Path):
     try:
-        with gzip.open(src, 'rb') as fi, open(dest, 'wb') as fo: shutil.copyfileobj(fi, fo, 1<<22)
+        with gzip.open(src, 'rb') as fi, open(dest, 'wb') as fo:
+            shutil.copyfileobj(fi, fo, 1<<22); fo.flush(); os.fsync(fo.fileno())   # on disk before `_unpack` renames it
     except BaseException as e:
         dest.unlink(missing_ok=True)   # our own partial file, whatever stopped it
         if isinstance(e, (EOFError, gzip.BadGzipFile, zlib.error)): raise ValueError(f"{src}: not a complete gzip file ({e})") from e
@@ -352,7 +355,7 @@ class SmallNORBCapsNet(nn.Module):
 
     def forward(self, images:torch.Tensor # [B, n_channels, H, W]: uint8 pixels, or floats in [0, 1]
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        "Class scores (logits) [B, n_classes], poses [B, n_classes, d, d] and variances [B, n_classes, d, d]"
+        "Class scores (logits) [B, n_classes], poses [B, n_classes, d, d] and variances [B, n_classes, d, d] (None with routing 'dynamic' or 'inverted', which fit none)"
         if not isinstance(images, torch.Tensor):
             raise TypeError(f"images must be a torch.Tensor [B, {self.n_channels}, H, W] of uint8 pixels or floats in [0, 1]; received {type(images).__name__} (torch.as_tensor converts a NumPy array)")
         if images.ndim != 4 or images.shape[1] != self.n_channels:

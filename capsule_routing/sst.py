@@ -188,6 +188,7 @@ SST_ZIP_MD5 = '5c3b23ce88089053fd3efeb4a34f614d'
 # %% ../nbs/04_sst.ipynb #459bf525
 from .core import exclusive_lock
 from .downloads import download_folder
+from .embeddings import _atomic_write_bytes
 
 def _found_trees(folder:Path) -> Path|None:
     "The folder of the three tree files as `sst_folder` finds it (`folder` or its `trees/`), once each file's first and last trees parse; None when neither holds all three"
@@ -222,9 +223,7 @@ def download_sst(folder:str|Path, # where `trees/` and the zip go
             trees.mkdir(exist_ok=True)
             for s in SST_SPLITS:          # only these members: nothing outside `trees/` can be written
                 if (trees/f'{s}.txt').exists(): continue   # a user's file stays as it is
-                tmp = trees/f'.{s}.txt.part'
-                tmp.write_bytes(z.read(f'trees/{s}.txt'))
-                os.replace(tmp, trees/f'{s}.txt')
+                _atomic_write_bytes(trees/f'{s}.txt', z.read(f'trees/{s}.txt'))   # on disk (fsync) before it has its name: a file found is whole
     return trees
 
 # %% ../nbs/04_sst.ipynb #7b945e60
@@ -432,8 +431,9 @@ def save_teacher(path:str|Path, # the file to write (.npz)
     probs, path = np.asarray(probs, dtype=np.float32), Path(path)
     if probs.ndim != 2 or len(probs) != len(cache):
         raise ValueError(f"probs must be [N, C] with N = {len(cache)} texts of the cache, received {probs.shape}")
-    if not np.allclose(probs.sum(1), 1, atol=1e-4) or probs.min() < 0:
-        raise ValueError("each row of probs must be class probabilities: non-negative, summing to 1")
+    bad = np.flatnonzero(~np.isclose(probs.sum(1), 1, rtol=0, atol=1e-4) | (probs < 0).any(1) | ~np.isfinite(probs).all(1))
+    if len(bad): raise ValueError(f"each row of probs must be class probabilities, non-negative and summing to 1; rows {bad[:5].tolist()}"
+                                  f"{' ...' if len(bad) > 5 else ''} ({len(bad)} of {len(probs)}) are not: row {bad[0]} is {probs[bad[0]].tolist()}")
     buf = io.BytesIO()
     np.savez(buf, probs=probs, texts_sha256=np.array(cache.manifest['texts_sha256']),
              teachers=np.array(json.dumps([str(t) for t in teachers])))

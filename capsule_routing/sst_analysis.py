@@ -178,7 +178,7 @@ def predict_run(run:str|Path, # a finished run folder (results.json, best.pth)
     if cache is None: raise FileNotFoundError(f"no embedding cache of the {split} sentences for {tf.name}: build it with "
                                               f"`{embed_command(data, tf, split, cache_dir=cache_dir)}`")
     idxs, y = task_subset(labels, cfg['task'])
-    df = predict_cached(load_run_model(run), cache, y, idxs)
+    df = predict_cached(load_run_model(run), cache, y, idxs, bs=cfg.get('bs', 20))   # the run's own batches: padding differs with them, and so may the last bit
     path = run/f'{split}_predictions.csv'
     tmp = path.with_name(f'.{path.name}.tmp')
     df.to_csv(tmp, index=False, float_format='%.6g'); os.replace(tmp, path)
@@ -229,7 +229,7 @@ def collect_sst_results(runs:str='runs', # folder of run folders
                         baseline:str='runs/baseline_minilm.json', # the baseline's results (copied under its own name when it exists; 'none': no baseline)
                         weights_seed:int=0, # runs of this seed also get `model.pt`
                         cache_dir:str=None, # parent folder of the embedding caches
-                        dev:bool=True, # `--no-dev`: leave out the dev predictions, which are otherwise written and checked too (dev=True)
+                        test_only:bool=False, # only the test predictions (otherwise the dev predictions are written and checked too)
                        ) -> list[dict]:
     "Test (and dev) predictions and the small files of every finished run, the baseline, test sentences and cache sizes, into `dest`"
     if not Path(runs).exists(): raise FileNotFoundError(f"--runs {runs}: no such folder")
@@ -244,7 +244,7 @@ def collect_sst_results(runs:str='runs', # folder of run folders
         cfg = run_settings(run, finished=False) if (run/'results.json').exists() else {}
         if 'wall_seconds' not in cfg:
             print(f"{run.name}: not finished, skipped"); continue
-        for split in ('dev', 'test') if dev else ('test',):
+        for split in ('test',) if test_only else ('dev', 'test'):
             res = predict_run(run, split, cache_dir=cache_dir)
             if abs(res['accuracy'] - res['recorded_accuracy']) > 1e-6:
                 raise ValueError(f"{run.name}: predictions give {split} accuracy {res['accuracy']}, results.json {res['recorded_accuracy']}")

@@ -1255,7 +1255,9 @@ def cli_errors(active:bool=True, # False: a plain Python call, errors pass uncha
     try: yield
     except KeyboardInterrupt as e:
         hint = getattr(e, 'cli_hint', None)
-        print('interrupted' + (f'; {hint}' if hint else ''), file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        start = '\n' if sys.stderr.isatty() else ''   # on a terminal the line may hold a progress bar (redrawn with '\r', no newline yet)
+        print(start + 'interrupted' + (f'; {hint}' if hint else ''), file=sys.stderr, flush=True)
         raise SystemExit(130) from None
     except BAD_INPUT as e:
         msg = bad_input_message(e)

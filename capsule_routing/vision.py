@@ -145,6 +145,8 @@ def download_fashion_mnist(folder, # where the four .gz files go (created if nee
     "Download the Fashion-MNIST files that `folder` lacks; every file must hold the published images and labels"
     folder = Path(folder).expanduser()
     checksums = FASHION_MNIST_CHECKSUMS if checksums is None else checksums
+    if missing := [name for name in FASHION_MNIST_FILES.values() if name not in checksums]:
+        raise ValueError(f"no checksums given for {', '.join(missing)}: `checksums` maps each file name to (md5 of .gz, sha256 of content)")
     for name in FASHION_MNIST_FILES.values(): check_no_folder(folder, name, name.removesuffix('.gz'))   # every file's, before the first is fetched
     for name in FASHION_MNIST_FILES.values():
         md5_gz, content_sha256 = checksums[name]

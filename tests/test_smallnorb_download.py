@@ -185,3 +185,19 @@ def test_mat_checksum_disagreeing_with_gz(mirror, tmp_path):
                                    f"The decompressed copy {DAT}.part was deleted and {DAT}.gz was kept.")
     assert 'left untouched' not in str(e.value)
     assert listing(tmp_path) == [DAT + '.gz'] and (tmp_path/(DAT + '.gz')).read_bytes() == files[DAT + '.gz']
+
+
+def test_mat_on_disk_before_named(mirror, tmp_path, monkeypatch):
+    "Each unpacked .mat is fsynced as .mat.part before its rename: after a crash a .mat under its name is whole"
+    import os
+    files, sums, _ = mirror
+    events, real_fsync, real_replace = [], os.fsync, os.replace
+    def fsync(fd): events.append(('fsync', os.readlink(f'/proc/self/fd/{fd}'))); real_fsync(fd)
+    def replace(src, dst): events.append(('replace', str(src), str(dst))); real_replace(src, dst)
+    monkeypatch.setattr(os, 'fsync', fsync); monkeypatch.setattr(os, 'replace', replace)
+    with serve_bytes(files) as (url, _):
+        download_smallnorb(tmp_path, 'train', base_url=url, checksums=sums, show_progress=False)
+    for kind in SMALLNORB_KINDS:
+        mat = tmp_path/smallnorb_filename('train', kind)
+        named = events.index(('replace', f'{mat}.part', str(mat)))
+        assert ('fsync', f'{mat}.part') in events[:named], (kind, events)

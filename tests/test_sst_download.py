@@ -51,7 +51,7 @@ def test_good_zip(server, tmp_path):
     for s, text in TREES.items(): assert (trees/f'{s}.txt').read_text(encoding='utf-8') == text
     assert (out/SST_ZIP).read_bytes() == data
     assert not (out/'README').exists() and not (trees/'README').exists()
-    assert not list(out.rglob('*.part'))
+    assert not list(out.rglob('*.part')) and not list(out.rglob('.*.tmp'))
     sst = load_sst(out)                                    # the parent folder holding trees/ is accepted
     assert sst['dev'] == (['Just superb'], [4])
     assert len(sst['train'][0]) == 7 + 5
@@ -194,3 +194,21 @@ def test_cut_off_tree_file_is_refused_not_replaced(server, tmp_path):
         download_sst(out, base_url=url, md5=hashlib.md5(data).hexdigest(), progress=False)
     assert requests == [] and (out/'train.txt').read_text(encoding='utf-8') == cut
     assert sorted(p.name for p in out.iterdir()) == ['dev.txt', 'test.txt', 'train.txt']
+
+
+def test_tree_files_on_disk_before_named(server, tmp_path, monkeypatch):
+    "Each tree file is fsynced under a temporary name, then renamed: after a crash a tree file found under its name is whole"
+    root, url, _ = server
+    data = make_zip({f'trees/{s}.txt': t for s, t in TREES.items()})
+    (root/SST_ZIP).write_bytes(data)
+    import os
+    events, real_fsync, real_replace = [], os.fsync, os.replace
+    def fsync(fd):
+        events.append(('fsync', os.readlink(f'/proc/self/fd/{fd}') if os.path.exists(f'/proc/self/fd/{fd}') else fd)); real_fsync(fd)
+    def replace(src, dst): events.append(('replace', str(dst))); real_replace(src, dst)
+    monkeypatch.setattr(os, 'fsync', fsync); monkeypatch.setattr(os, 'replace', replace)
+    trees = download_sst(tmp_path/'sst', base_url=url, md5=hashlib.md5(data).hexdigest(), progress=False)
+    for s in ('train', 'dev', 'test'):
+        named = events.index(('replace', str(trees/f'{s}.txt')))
+        synced = [e for e in events[:named] if e[0] == 'fsync' and str(e[1]).startswith(str(trees/f'.{s}.txt.'))]
+        assert synced, (s, events)
