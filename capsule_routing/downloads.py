@@ -195,6 +195,14 @@ def check_no_folder(folder:Path, # where the download goes
                                               f"move or delete it, or download into another folder")
 
 # %% ../nbs/00a_downloads.ipynb #b408d706
+def _fsync_path(path:Path):
+    "fsync a file or a folder (folders cannot be opened on some systems: then nothing to do)"
+    try: fd = os.open(path, os.O_RDONLY)
+    except OSError: return
+    try: os.fsync(fd)
+    except OSError: pass
+    finally: os.close(fd)
+
 def download_file(url:str, # where the file is published
                   dest, # where it goes (its folder is created if needed)
                   checksum:str, # the published hex digest of the file
@@ -220,6 +228,7 @@ def download_file(url:str, # where the file is published
                                 f"differs from the published {checksum}; they were moved to {corrupt}. "
                                 f"Call again to download afresh.")
         os.replace(part, dest)
+        _fsync_path(dest.parent)   # the new name itself on disk, not only the bytes it names
     return dest
 
 # %% ../nbs/00a_downloads.ipynb #a9978824

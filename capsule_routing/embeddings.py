@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 import torch
 from fastprogress.fastprogress import progress_bar
 from .core import default_device, is_int, check_positive_ints, exclusive_lock, FILE_LOCKS
-from .downloads import sha256sum
+from .downloads import _fsync_path, sha256sum
 
 # %% auto #0
 __all__ = ['CACHE_FORMAT', 'MANIFEST_FIELDS', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer', 'text_list',
@@ -271,14 +271,6 @@ def _slug(name:str) -> str:
     return re.sub(r'[^A-Za-z0-9._-]+', '_', short)[-60:]
 
 # %% ../nbs/04a_embeddings.ipynb #4599444a
-def _fsync_path(path:Path):
-    "fsync a file or a folder (folders cannot be opened on some systems: then nothing to do)"
-    try: fd = os.open(path, os.O_RDONLY)
-    except OSError: return
-    try: os.fsync(fd)
-    except OSError: pass
-    finally: os.close(fd)
-
 def _atomic_write_bytes(path:Path, data:bytes):
     "Write `data` to `path` so that `path` is either absent/old or complete, never partial"
     path = Path(path)

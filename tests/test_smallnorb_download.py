@@ -188,7 +188,7 @@ def test_mat_checksum_disagreeing_with_gz(mirror, tmp_path):
 
 
 def test_mat_on_disk_before_named(mirror, tmp_path, monkeypatch):
-    "Each unpacked .mat is fsynced as .mat.part before its rename: after a crash a .mat under its name is whole"
+    "Each unpacked .mat is fsynced as .mat.part before its rename, and its folder after: after a crash a .mat under its name is whole"
     import os
     files, sums, _ = mirror
     events, real_fsync, real_replace = [], os.fsync, os.replace
@@ -201,3 +201,4 @@ def test_mat_on_disk_before_named(mirror, tmp_path, monkeypatch):
         mat = tmp_path/smallnorb_filename('train', kind)
         named = events.index(('replace', f'{mat}.part', str(mat)))
         assert ('fsync', f'{mat}.part') in events[:named], (kind, events)
+        assert ('fsync', str(tmp_path)) in events[named:], (kind, events)   # the folder, so that the new name is on disk too
