@@ -821,7 +821,8 @@ class CheckpointCallback(Callback):
             raise ValueError(f"the checkpoint is of a {ck['n_epoch']}-epoch run, this fit has {self.n_epoch} epochs: "
                              "the learning-rate schedule would not continue where it stopped")
         if self.schedule is not None and ck.get('schedule') != self.schedule:
-            raise ValueError(f"the checkpoint's schedule {ck.get('schedule')} differs from this fit's {self.schedule}")
+            raise ValueError(f"the checkpoint's schedule {ck.get('schedule')} differs from this fit's {self.schedule}: "
+                             "resume with the learning rates the run used (--lr_min, --lr_max)")
         check_run_settings(ck.get('run'), self.run_settings)
         check_resumed_monitor(ck, self.monitor)
         if self.monitor == 'valid_loss' and 'spread_valid_margin' not in ck and any(isinstance(cb, SpreadMargin) for cb in self.learn.cbs):
@@ -1070,8 +1071,8 @@ def fit_paper(learn:Learner, # from `capsule_learner`
               overwrite:bool=False, # train a new run over one that `ckpt_dir` holds (its files are deleted first); else it is refused
              ) -> Learner:
     "Train `learn` for `n_epochs` with the paper's one-cycle schedule, checkpointing every epoch; `resume=True` continues an interrupted run"
-    recorded = ['train_loss', 'valid_loss'] + [m.name for m in learn.metrics]   # what the Recorder will record each epoch
-    if monitor not in recorded: raise ValueError(f"monitor must be one of {recorded} (--monitor); received {monitor!r}")
+    recorded = ['valid_loss'] + [m.name for m in learn.metrics]   # the validation values the Recorder records each epoch (not train_loss: selection is on validation)
+    if monitor not in recorded: raise ValueError(f"monitor must be a validation value, one of {recorded} (--monitor); received {monitor!r}")
     named = 'ckpt_dir' if ckpt_dir is not None else 'ckpt_dir (not given: learn.path/learn.model_dir)'   # for messages
     ckpt_dir = Path(ckpt_dir if ckpt_dir is not None else Path(learn.path)/learn.model_dir).expanduser()   # '~/runs/x': the home folder's
     if resume and overwrite: raise ValueError("resume=True continues the run in ckpt_dir, overwrite=True replaces it: choose one")
@@ -1205,8 +1206,11 @@ def check_out_folder(out:str|Path, # the folder a run writes (last.pth, best.pth
     check_writable_folder(out, '--out', create=False)
     held = run_folder_files(out)
     if not resume and held:
-        raise FileExistsError(f"--out {out} holds a run ({', '.join(held[:4])}{', ...' if len(held) > 4 else ''}): "
-                              "pass --resume to continue it, or choose another --out")
+        listed = f"{', '.join(held[:4])}{', ...' if len(held) > 4 else ''}"
+        if 'last.pth' in held or set(RUN_FILES) & set(held):
+            raise FileExistsError(f"--out {out} holds a run ({listed}): pass --resume to continue it, or choose another --out")
+        raise FileExistsError(f"--out {out} is not empty ({listed}) and holds no run's checkpoint: choose another --out, "
+                              "or pass --resume if these are the files of a run that saved no epoch yet (e.g. SST's targets.json)")
     found = [name for name in RUN_FILES if (out/name).exists()]
     if resume and found and not (out/'last.pth').exists():   # --resume would train from scratch over them
         raise FileExistsError(f"--out {out} holds a run ({', '.join(found)}) but no last.pth to resume it from: "
@@ -1323,8 +1327,8 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     if not 0 < lr_min <= lr_max < math.inf: raise ValueError(f"learning rates must be finite and satisfy 0 < lr_min <= lr_max, received lr_min={lr_min}, lr_max={lr_max}")
     check_optimizer(optimizer)
     check_loss_name(loss)
-    recorded = ('train_loss', 'valid_loss', capsule_accuracy.__name__)   # what `capsule_learner`'s Learner records
-    if monitor not in recorded: raise ValueError(f"monitor must be one of {list(recorded)} (--monitor); received {monitor!r}")
+    recorded = ('valid_loss', capsule_accuracy.__name__)   # the validation values `capsule_learner`'s Learner records (selection is on validation)
+    if monitor not in recorded: raise ValueError(f"monitor must be a validation value, one of {list(recorded)} (--monitor); received {monitor!r}")
     if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
     if compile_mode is not None:   # refused before the data are read, not by torch.compile once the model is built
         from torch._inductor import list_mode_options
@@ -1337,6 +1341,10 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
         if resume and (out/'last.pth').exists():   # fit_paper checks the rest (schedule, model, loss) once the model exists
             ck = load_checkpoint(out/'last.pth'); check_resumable(ck, out/'last.pth')
             check_run_settings(ck.get('run'), run); check_epochs(ck, epochs, out/'last.pth'); check_resumed_monitor(ck, monitor)
+            rates = {k: ck.get('schedule', {}).get(k) for k in ('lr_min', 'lr_max')}
+            if ck.get('schedule') and rates != {'lr_min': float(lr_min), 'lr_max': float(lr_max)}:   # the rest of the schedule (fit_paper's), once the model exists
+                raise ValueError(f"the checkpoint's run trained with --lr_min {rates['lr_min']:g} --lr_max {rates['lr_max']:g}, this fit with "
+                                 f"--lr_min {lr_min:g} --lr_max {lr_max:g}: resume with the learning rates the run used")
             check_best_file(ck, out/'best.pth'); del ck
         set_seed(seed, reproducible=True)
         device = torch.device('cpu') if cpu else default_device()
@@ -1353,8 +1361,8 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
         learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], 'loss_func': LOSSES[loss](), **(learner_kwargs or {})}
         learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
         print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
-        out.mkdir(parents=True, exist_ok=True)   # only now (`check_out_folder` removed a folder it made): a command that failed earlier leaves none
-        for name, text in (run_files or {}).items(): (out/name).write_text(text)   # likewise
+        out.mkdir(parents=True, exist_ok=True)   # made already for the lock (`run_folder_lock`, which removes it should the command fail before writing in it)
+        for name, text in (run_files or {}).items(): (out/name).write_text(text)   # only now: a command that failed before leaves none
         t0 = time.time()
         try:
             fit_paper(learn, epochs, lr_max=lr_max, lr_min=lr_min, ckpt_dir=out, resume=resume, monitor=monitor,
@@ -1383,7 +1391,7 @@ def _synthetic_dls_fn(data, bs=20, device=None):
 
 name_python_m_command(globals())   # `python -m capsule_routing.training --help` says so
 @call_parse
-@delegates(train_main, but=['dls_fn', 'model_fn', 'learner_kwargs', 'data', 'settings', 'run_files'])
+@delegates(train_main, but=['dls_fn', 'model_fn', 'learner_kwargs', 'data', 'settings', 'run_files', 'report'])
 def smoke_main(pad:int=2, # pixels of edge padding for random crops
                lr_max:float=0.1, # peak learning rate (a tiny model, few steps)
                lr_min:float=5e-3, # first and last learning rate
