@@ -80,8 +80,8 @@ def check_eps(eps:float):
     if not (isinstance(eps, numbers.Real) and not isinstance(eps, bool) and math.isfinite(eps) and eps > 0):
         raise ValueError(f"eps must be a finite number above 0 (it keeps means and variances finite); received {eps!r}")
     if eps < (tiny := torch.finfo(torch.float32).tiny):   # float16 and bfloat16 inputs route in float32
-        raise ValueError(f"eps must be at least {tiny:.2g}, float32's smallest normal number: a smaller eps rounds away in float32, "
-                         f"where the means and variances it keeps finite turn NaN; received {eps!r}")
+        raise ValueError(f"eps must be at least {tiny:.2g}, float32's smallest normal number: a smaller one is subnormal there, "
+                         f"too small for 1/eps to stay finite, and the means and variances it keeps finite turn NaN; received {eps!r}")
 
 def check_seed(seed:int):
     "Refuse a seed NumPy's generators do not take (NumPy's own message would name neither the option nor the value)"
@@ -130,8 +130,10 @@ def exclusive_lock(target:Path, # what the lock guards; the lock is the file `.<
         except BaseException: f.close(); raise   # Ctrl-C while waiting, or a file system without locks
         if still_there(f): break
         f.close()       # its holder removed this file on release (below): lock the one at `lock` now
-    f.truncate(0); f.write(str(os.getpid())); f.flush()   # who holds it, for another's `busy` message
-    try: yield
+    try:
+        try: os.ftruncate(f.fileno(), 0); os.write(f.fileno(), str(os.getpid()).encode())   # who holds it, for another's `busy` message
+        except OSError: pass   # a full disk: the lock holds all the same, and `busy` says 'unknown'
+        yield
     finally: lock.unlink(missing_ok=True); f.close()   # removed while held, so no later holder waits on a removed file
 
 # %% ../nbs/00_core.ipynb #d0c384b7

@@ -83,6 +83,14 @@ def check_checksum(path, # a file that must not be changed
     return path
 
 # %% ../nbs/00a_downloads.ipynb #a8a98193
+def _fsync_path(path:Path):
+    "fsync a file or a folder (folders cannot be opened on some systems: then nothing to do)"
+    try: fd = os.open(path, os.O_RDONLY)
+    except OSError: return
+    try: os.fsync(fd)
+    except OSError: pass
+    finally: os.close(fd)
+
 def _fetch_url(url:str, dest, show_progress:bool=True, chunk_size:int=1<<20, timeout:float=60) -> tuple[Path, int]:
     "`fetch_url`'s work: the `.part` path, and how many of its bytes this call received (0 when the server answered 416)"
     def connection_failed(error, done):  # the server's or the network's fault: what arrived is kept, to resume from
@@ -96,7 +104,8 @@ def _fetch_url(url:str, dest, show_progress:bool=True, chunk_size:int=1<<20, tim
     request = Request(url, headers={'Range': f'bytes={have}-'} if have else {})
     try: response = urlopen(request, timeout=timeout)
     except HTTPError as e:
-        if e.code == 416 and have: return part, 0  # nothing after byte `have`: the .part is whole (the checksum decides)
+        if e.code == 416 and have:  # nothing after byte `have`: the .part is whole (the checksum decides)
+            _fsync_path(part); return part, 0   # an earlier call's bytes, which it may not have synced: on disk before anyone renames them
         raise IOError(f"{url}: HTTP {e.code} {e.reason}") from e
     except URLError as e: raise IOError(f"{url}: {e.reason}") from e
     except (HTTPException, OSError) as e: raise connection_failed(e, have) from e  # e.g. no answer, or headers too late
@@ -195,13 +204,17 @@ def check_no_folder(folder:Path, # where the download goes
                                               f"move or delete it, or download into another folder")
 
 # %% ../nbs/00a_downloads.ipynb #b408d706
-def _fsync_path(path:Path):
-    "fsync a file or a folder (folders cannot be opened on some systems: then nothing to do)"
-    try: fd = os.open(path, os.O_RDONLY)
-    except OSError: return
-    try: os.fsync(fd)
-    except OSError: pass
-    finally: os.close(fd)
+def _give_name(done:Path, # a finished, verified file (a `.part`)
+               dest:Path, # the name it is to take
+              ):
+    "Give `done` the name `dest` only while `dest` is free: a file that appeared there meanwhile (a user's) is kept, and the error names both"
+    try: os.link(done, dest)   # fails on an existing `dest`, where a rename would replace it
+    except FileExistsError:
+        raise FileExistsError(f"{dest} appeared while {done.name} was being written and was left as it is; the verified file is {done}: "
+                              f"move or delete one of them and call again") from None
+    except OSError: os.replace(done, dest)   # a file system without hard links: the rename, checked for `dest` only before
+    else: done.unlink()
+    _fsync_path(dest.parent)   # the new name itself on disk, not only the bytes it names
 
 def download_file(url:str, # where the file is published
                   dest, # where it goes (its folder is created if needed)
@@ -227,8 +240,7 @@ def download_file(url:str, # where the file is published
             raise ChecksumError(f"{url}: {DIGEST_NAMES[algorithm]} {got} of the {which} "
                                 f"differs from the published {checksum}; they were moved to {corrupt}. "
                                 f"Call again to download afresh.")
-        os.replace(part, dest)
-        _fsync_path(dest.parent)   # the new name itself on disk, not only the bytes it names
+        _give_name(part, dest)
     return dest
 
 # %% ../nbs/00a_downloads.ipynb #a9978824

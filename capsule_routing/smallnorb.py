@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 from .core import open_maybe_gzip, check_positive_ints, check_seed, is_int, name_python_m_command, fetch_hint, exclusive_lock
-from .downloads import _fsync_path, ChecksumError, check_checksum, check_no_folder, download_file, download_folder, download_for_command_line, file_digest, load_state_dict_file
+from .downloads import _give_name, ChecksumError, check_checksum, check_no_folder, download_file, download_folder, download_for_command_line, file_digest, load_state_dict_file
 from .routing import under_vmap
 
 # %% auto #0
@@ -239,8 +239,7 @@ def _unpack(gz:Path, # a .gz whose MD5 is the published one
         raise type(e)(f"{gz} matches its published MD5 but does not unpack to a valid {mat.name} ({e}). The decompressed copy "
                       f"{part.name} was deleted and {gz.name} was kept. The .gz and .mat checksums disagree: if you passed `checksums`, "
                       f"check its entry for {mat.name}; else delete {gz} and call again to fetch it afresh.") from e
-    os.replace(part, mat)
-    _fsync_path(mat.parent)   # the new name itself on disk, not only the bytes it names
+    _give_name(part, mat)   # never over a file that appeared at `mat` meanwhile
 
 # %% ../nbs/03_smallnorb.ipynb #e6305e11
 def download_smallnorb(folder, # where the files go (created if needed)

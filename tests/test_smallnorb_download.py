@@ -156,10 +156,10 @@ def test_two_downloads_into_one_folder_take_turns(mirror, tmp_path, monkeypatch,
     "Two calls at once (two threads): the second waits for the first's unpacking, then finds each .mat and only verifies it"
     import os, threading, time
     files, sums, raw = mirror
-    real_replace = os.replace
-    def slow_replace(src, dst):   # a slow disk: a .part stays under its name a while before the rename
-        time.sleep(0.2); real_replace(src, dst)
-    monkeypatch.setattr(os, 'replace', slow_replace)
+    real_link = os.link
+    def slow_link(src, dst):   # a slow disk: a .part stays under its name a while before it is named
+        time.sleep(0.2); real_link(src, dst)
+    monkeypatch.setattr(os, 'link', slow_link)
     errors = []
     def download():
         try: download_smallnorb(tmp_path, 'train', base_url=url, checksums=sums, show_progress=False)
@@ -191,14 +191,14 @@ def test_mat_on_disk_before_named(mirror, tmp_path, monkeypatch):
     "Each unpacked .mat is fsynced as .mat.part before its rename, and its folder after: after a crash a .mat under its name is whole"
     import os
     files, sums, _ = mirror
-    events, real_fsync, real_replace = [], os.fsync, os.replace
+    events, real_fsync, real_link = [], os.fsync, os.link
     def fsync(fd): events.append(('fsync', os.readlink(f'/proc/self/fd/{fd}'))); real_fsync(fd)
-    def replace(src, dst): events.append(('replace', str(src), str(dst))); real_replace(src, dst)
-    monkeypatch.setattr(os, 'fsync', fsync); monkeypatch.setattr(os, 'replace', replace)
+    def link(src, dst): events.append(('link', str(src), str(dst))); real_link(src, dst)
+    monkeypatch.setattr(os, 'fsync', fsync); monkeypatch.setattr(os, 'link', link)
     with serve_bytes(files) as (url, _):
         download_smallnorb(tmp_path, 'train', base_url=url, checksums=sums, show_progress=False)
     for kind in SMALLNORB_KINDS:
         mat = tmp_path/smallnorb_filename('train', kind)
-        named = events.index(('replace', f'{mat}.part', str(mat)))
+        named = events.index(('link', f'{mat}.part', str(mat)))
         assert ('fsync', f'{mat}.part') in events[:named], (kind, events)
         assert ('fsync', str(tmp_path)) in events[named:], (kind, events)   # the folder, so that the new name is on disk too
