@@ -89,16 +89,19 @@ def check_seed(seed:int):
 
 # %% ../nbs/00_core.ipynb #47d3fe60
 def array_as_tensor(a):
-    "A NumPy array as the tensor of its dtype (uint8 pixels stay uint8), copied when it cannot be written (a memory-mapped file's); anything else as it is"
+    "A NumPy array as the tensor of its dtype (uint8 pixels stay uint8), copied when torch cannot share its memory (read-only, flipped, or in the other byte order); anything else as it is"
     if not isinstance(a, np.ndarray): return a
-    return torch.from_numpy(a if a.flags.writeable else a.copy())   # torch warns on a read-only array, whose memory it would share
+    if not a.dtype.isnative: a = a.astype(a.dtype.newbyteorder('='))   # a big-endian file's array: torch reads the machine's byte order only (a copy)
+    if not a.flags.writeable or any(s < 0 for s in a.strides): a = a.copy()   # a read-only array (torch warns), a flipped one (torch refuses)
+    return torch.from_numpy(a)
 
 def tensor_from(x, # a tensor or a NumPy array
                 name:str, # the argument, for the error
                 shape:str, # the shape it should have, for the error, e.g. '[N, C, H, W]'
                ) -> torch.Tensor:
     "`x` as a tensor (`array_as_tensor`), or `TypeError` naming `name` and `shape` when it is neither a tensor nor an array"
-    x = array_as_tensor(x)
+    try: x = array_as_tensor(x)
+    except TypeError: raise TypeError(f"{name} must be a tensor or NumPy array {shape} of numbers; received an array of dtype {x.dtype}") from None
     if not isinstance(x, torch.Tensor): raise TypeError(f"{name} must be a tensor or NumPy array {shape}; received {type(x).__name__}")
     return x
 
