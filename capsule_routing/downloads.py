@@ -4,7 +4,7 @@
 
 # %% ../nbs/00a_downloads.ipynb #051841c7
 from __future__ import annotations
-import errno, gzip, hashlib, os, threading, time, zlib
+import errno, gzip, hashlib, os, re, threading, time, zlib
 from contextlib import contextmanager
 from http.client import HTTPException
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -112,8 +112,8 @@ def _fetch_url(url:str, dest, show_progress:bool=True, chunk_size:int=1<<20, tim
     with response:
         resumed = have and response.status == 206 and response.headers.get('Content-Range', '').startswith(f'bytes {have}-')
         start = have if resumed else 0  # a server that ignores Range sends the whole file again
-        length = response.headers.get('Content-Length')
-        total = start + int(length) if length is not None else None
+        length, whole = response.headers.get('Content-Length'), re.fullmatch(r'bytes \d+-\d+/(\d+)', response.headers.get('Content-Range', '').strip())
+        total = start + int(length) if length is not None else int(whole.group(1)) if resumed and whole else None   # no length: a range's total says it
         done, bar = start, None
         if show_progress and total and total > start:
             from fastprogress.fastprogress import progress_bar
@@ -150,6 +150,7 @@ def fetch_url(url:str, # what to fetch
 def serve_bytes(files:dict, # {name: bytes} served at /name
                 truncate:dict|None=None, # {name: n}: send only the first n bytes of a response, then close
                 pause:float=0, # seconds to wait halfway through each response
+                content_length:bool=True, # announce each response's length (False: its end is the connection's close, as some servers do)
                ):
     "Serve `files` on 127.0.0.1 with HTTP Range support; yields (base_url, log of (path, Range header) requests)"
     log, truncate = [], dict(truncate or {})
@@ -169,7 +170,8 @@ def serve_bytes(files:dict, # {name: bytes} served at /name
                 self.send_response(206); self.send_header('Content-Range', f'bytes {start}-{len(data)-1}/{len(data)}')
             else: self.send_response(200)
             body = data[start:]
-            self.send_header('Content-Length', str(len(body))); self.end_headers()
+            if content_length: self.send_header('Content-Length', str(len(body)))
+            self.end_headers()
             if name in truncate: body = body[:max(0, truncate.pop(name) - start)]  # announce all, send part
             self.wfile.write(body[:len(body)//2]); self.wfile.flush()
             time.sleep(pause)
