@@ -162,8 +162,8 @@ def fetch_hint(folder:str|Path, # the data folder that lacks its files
                command:str, # the command line that takes --download --data, e.g. 'capsule-routing-sst embed'
               ) -> str:
     "How to fetch a data set into `folder`, from Python and from the shell (a line that can be pasted); or that `folder` is a file"
-    folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
+    folder, there = Path(folder), Path(folder).expanduser()   # `~/x`: the home folder's, as the downloads read it
+    if there.exists() and not there.is_dir():
         return f"{folder} is a file, not a folder: name the folder that holds the files, or a new one to download them into"
-    shell = str(folder) if not str(folder).startswith('-') else f'./{folder}'   # a folder named like an option would be read as one
+    shell = str(there) if not str(there).startswith('-') else f'./{there}'   # quoted, `~` would not expand; a folder named like an option would be read as one
     return f"{fetch}({str(folder)!r}) fetches them (from the shell, {command} --download --data {shlex.quote(shell)})"

@@ -269,8 +269,8 @@ RELEASED_WEIGHTS = {  # name: (file in the repository, SHA-256 of the file)
 }
 
 def default_download_dir() -> Path:
-    "Where downloads go by default: `$CAPSULE_ROUTING_DOWNLOADS`, else `~/.cache/capsule_routing/downloads`"
-    return Path(os.environ.get('CAPSULE_ROUTING_DOWNLOADS', '~/.cache/capsule_routing/downloads')).expanduser()
+    "Where downloads go by default: `$CAPSULE_ROUTING_DOWNLOADS`, else (unset or empty) `~/.cache/capsule_routing/downloads`"
+    return Path(os.environ.get('CAPSULE_ROUTING_DOWNLOADS') or '~/.cache/capsule_routing/downloads').expanduser()   # empty: not the working folder
 
 def released_weights(name:str='smallNORB', # 'smallNORB', 'SST5R' or 'SST2R'
                      folder:str|Path|None=None, # where the file goes (default: `default_download_dir()/'heinsen2019'`)
