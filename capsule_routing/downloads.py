@@ -4,7 +4,7 @@
 
 # %% ../nbs/00a_downloads.ipynb #051841c7
 from __future__ import annotations
-import errno, gzip, hashlib, os, re, threading, time, zlib
+import errno, gzip, hashlib, os, re, shutil, threading, time, zlib
 from contextlib import contextmanager
 from http.client import HTTPException
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -208,14 +208,26 @@ def check_no_folder(folder:Path, # where the download goes
 # %% ../nbs/00a_downloads.ipynb #b408d706
 def _give_name(done:Path, # a finished, verified file (a `.part`)
                dest:Path, # the name it is to take
+               appeared:str|None=None, # the error when a file appeared at `dest` meanwhile (default: a download's, naming both files)
+               cannot:Callable|None=None, # `cannot(e)`: the error for an `OSError` while copying (default: `e` itself)
               ):
     "Give `done` the name `dest` only while `dest` is free: a file that appeared there meanwhile (a user's) is kept, and the error names both"
+    if appeared is None: appeared = (f"{dest} appeared while {done.name} was being written and was left as it is; the verified file is {done}: "
+                                     "move or delete one of them and call again")
+    failed = lambda e: cannot(e) if cannot is not None else e
     try: os.link(done, dest)   # fails on an existing `dest`, where a rename would replace it
-    except FileExistsError:
-        raise FileExistsError(f"{dest} appeared while {done.name} was being written and was left as it is; the verified file is {done}: "
-                              f"move or delete one of them and call again") from None
-    except OSError: os.replace(done, dest)   # a file system without hard links: the rename, checked for `dest` only before
-    else: done.unlink()
+    except FileExistsError: raise FileExistsError(appeared) from None
+    except OSError:   # a file system without hard links: create `dest` only if absent, then copy
+        try: f = open(dest, 'xb')
+        except FileExistsError: raise FileExistsError(appeared) from None
+        except OSError as e: raise failed(e) from None
+        try:
+            with f, open(done, 'rb') as src: shutil.copyfileobj(src, f, 1<<22); f.flush(); os.fsync(f.fileno())
+        except BaseException as e:
+            dest.unlink()   # a cut-off copy never stands under the name
+            if isinstance(e, OSError): raise failed(e) from None
+            raise
+    done.unlink()
     _fsync_path(dest.parent)   # the new name itself on disk, not only the bytes it names
 
 def download_file(url:str, # where the file is published

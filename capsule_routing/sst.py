@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch import nn
 from .core import default_device, check_positive_ints, fetch_hint
-from .downloads import download_file, download_for_command_line, sha256sum, load_state_dict_file
+from .downloads import _give_name, download_file, download_for_command_line, sha256sum, load_state_dict_file
 
 # %% auto #0
 __all__ = ['PTB_UNESCAPE', 'SST_SPLITS', 'SST5_LABELS', 'SST2_LABELS', 'TASK_NAMES', 'SST_URL', 'SST_ZIP', 'SST_ZIP_MD5',
@@ -669,22 +669,9 @@ def finished_tasks(partial:Path, # the file of tasks an interrupted `fit_baselin
 def link_new(done:Path, # a finished file
              out:Path, # the name it is to take
             ):
-    "Give `done` the name `out` only while `out` is free (a file made there meanwhile is kept, and the error names `done`)"
-    appeared = f"--out {out} appeared while fitting and was left as it is; these results are in {done}"
-    cannot = lambda e: OSError(e.errno, f"could not write --out {out} ({e.strerror}); the results are in {done}: rename it")
-    try: os.link(done, out)
-    except FileExistsError: raise FileExistsError(appeared) from None
-    except OSError:   # a file system without hard links: create `out` only if absent, then copy
-        try: f = open(out, 'xb')
-        except FileExistsError: raise FileExistsError(appeared) from None
-        except OSError as e: raise cannot(e) from None
-        try:
-            with f: f.write(done.read_bytes()); f.flush(); os.fsync(f.fileno())
-        except BaseException as e:
-            out.unlink()   # a cut-off copy never stands as the results
-            if isinstance(e, OSError): raise cannot(e) from None
-            raise
-    done.unlink()
+    "Give `done` the name `out` only while `out` is free (a file made there meanwhile is kept, and the error names `done`): the downloads' rule for a finished file, in --out's words"
+    _give_name(done, out, appeared=f"--out {out} appeared while fitting and was left as it is; these results are in {done}",
+               cannot=lambda e: OSError(e.errno, f"could not write --out {out} ({e.strerror}); the results are in {done}: rename it"))
 
 # %% ../nbs/04_sst.ipynb #5c116bcb
 EMBED_DTYPES = ('float32', 'float16', 'bfloat16')
