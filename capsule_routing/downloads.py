@@ -205,6 +205,22 @@ def check_no_folder(folder:Path, # where the download goes
         raise IsADirectoryError(errno.EISDIR, f"cannot download into {folder}: {there} is a folder where the data file {there.name} should be; "
                                               f"move or delete it, or download into another folder")
 
+# %% ../nbs/00a_downloads.ipynb #4599444a
+def _atomic_write_bytes(path:Path, data:bytes):
+    "Write `data` to `path` so that `path` is either absent/old or complete, never partial"
+    path = Path(path)
+    tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
+    try:
+        with open(tmp, 'wb') as f:
+            f.write(data); f.flush(); os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as e:   # a full disk, a folder under that name, an interrupt: no hidden file left behind
+        tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError) and e.errno is not None and e.filename in (None, str(tmp)):
+            raise OSError(e.errno, e.strerror, str(path)) from e   # the file it was writing, as an error message names it: not the temporary, now gone
+        raise
+    _fsync_path(path.parent)
+
 # %% ../nbs/00a_downloads.ipynb #b408d706
 def _give_name(done:Path, # a finished, verified file (a `.part`)
                dest:Path, # the name it is to take

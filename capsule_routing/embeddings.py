@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 import torch
 from fastprogress.fastprogress import progress_bar
 from .core import default_device, is_int, check_positive_ints, exclusive_lock, FILE_LOCKS
-from .downloads import _fsync_path, sha256sum
+from .downloads import _atomic_write_bytes, _fsync_path, sha256sum
 
 # %% auto #0
 __all__ = ['CACHE_FORMAT', 'MANIFEST_FIELDS', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer', 'text_list',
@@ -269,19 +269,6 @@ def _slug(name:str) -> str:
     p = Path(name).expanduser()
     short = f"{p.parent.name}_{p.name}" if p.is_dir() else (p.name or name)
     return re.sub(r'[^A-Za-z0-9._-]+', '_', short)[-60:]
-
-# %% ../nbs/04a_embeddings.ipynb #4599444a
-def _atomic_write_bytes(path:Path, data:bytes):
-    "Write `data` to `path` so that `path` is either absent/old or complete, never partial"
-    path = Path(path)
-    tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
-    try:
-        with open(tmp, 'wb') as f:
-            f.write(data); f.flush(); os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:   # a full disk, a folder under that name, an interrupt: no hidden file left behind
-        tmp.unlink(missing_ok=True); raise
-    _fsync_path(path.parent)
 
 # %% ../nbs/04a_embeddings.ipynb #93720852
 MANIFEST_FIELDS = ('key', 'model', 'n_texts', 'n_tokens', 'n_layers', 'd_emb', 'shard_size', 'shards', 'index_bytes', 'texts_sha256')

@@ -187,8 +187,7 @@ SST_ZIP_MD5 = '5c3b23ce88089053fd3efeb4a34f614d'
 
 # %% ../nbs/04_sst.ipynb #459bf525
 from .core import exclusive_lock
-from .downloads import download_folder
-from .embeddings import _atomic_write_bytes
+from .downloads import _atomic_write_bytes, download_folder
 
 def _found_trees(folder:Path) -> Path|None:
     "The folder of the three tree files as `sst_folder` finds it (`folder` or its `trees/`), once each file's first and last trees parse; None when neither holds all three"
@@ -420,7 +419,8 @@ def distill_targets(labels, # [N] classes of the task
 
 # %% ../nbs/04_sst.ipynb #985306d9
 import io, json
-from .embeddings import _atomic_write_bytes, texts_digest
+from .downloads import _atomic_write_bytes
+from .embeddings import texts_digest
 
 def save_teacher(path:str|Path, # the file to write (.npz)
                  probs, # [N, C] class probabilities of every text of `cache`, in the cache's order
@@ -832,7 +832,7 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
                **(dict(teacher=str(teacher), teachers=teacher_names(teacher), teacher_sha256=targets['teacher_sha256']) if teacher else {}),
                dev_accuracy_by_epoch=[float(row.split(',')[accuracy_column]) for row in history[1:]],
                wall_seconds=round(time.time() - t0, 1), torch_threads=torch.get_num_threads())
-    (out/'results.json').write_text(json.dumps(res, indent=2))
+    _atomic_write_bytes(out/'results.json', json.dumps(res, indent=2).encode())   # a results.json found is whole
     print(json.dumps(res, indent=2))   # what results.json holds
     return res
 

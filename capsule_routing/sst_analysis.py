@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 from fastcore.script import anno_parser, Param
 from fastprogress.fastprogress import progress_bar
 from .core import check_positive_ints, tensor_from
+from .downloads import _atomic_write_bytes
 from .lineage import ROUTINGS
 from .sst import SSTCapsNet, load_sst, task_subset, n_classes, SST5_LABELS, SST2_LABELS, TASK_NAMES, save_teacher, teacher_names, embed_command
 from .embeddings import FrozenTransformer, _as_transformer, EmbeddingCache, find_cache, CachedEmbeddings, EmbeddingsDL, check_texts, check_tokens, check_model_files
@@ -180,8 +181,7 @@ def predict_run(run:str|Path, # a finished run folder (results.json, best.pth)
     idxs, y = task_subset(labels, cfg['task'])
     df = predict_cached(load_run_model(run), cache, y, idxs, bs=cfg.get('bs', 20))   # the run's own batches: padding differs with them, and so may the last bit
     path = run/f'{split}_predictions.csv'
-    tmp = path.with_name(f'.{path.name}.tmp')
-    df.to_csv(tmp, index=False, float_format='%.6g'); os.replace(tmp, path)
+    _atomic_write_bytes(path, df.to_csv(index=False, float_format='%.6g').encode())
     recorded = cfg['test']['capsule_accuracy'] if split == 'test' else cfg['best_valid']['value']
     return dict(run=run.name, split=split, n=len(df), accuracy=float((df.predicted == df.target).mean()),
                 recorded_accuracy=recorded, csv=str(path))

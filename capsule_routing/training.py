@@ -31,6 +31,7 @@ from fastai.optimizer import OptimWrapper, RAdam
 from fastai.torch_core import TensorBase, rank_distrib, set_seed
 from torch.utils.data import TensorDataset
 from .core import default_device, check_positive_ints, check_seed, name_python_m_command, array_as_tensor, exclusive_lock
+from .downloads import _atomic_write_bytes, _fsync_path
 from .routing import float32_if_half   # half-precision scores to float32 for a stable log-softmax
 
 # %% auto #0
@@ -40,13 +41,14 @@ __all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILE
            'PaperOneCycle', 'paper_radam', 'foreach_radam', 'check_optimizer', 'pad_crop', 'random_pad_crop',
            'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'none_as_empty', 'EmptyForNone',
            'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'current_umask',
-           'interrupts_held', 'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'augmentation_repr',
-           'model_repr', 'check_model_repr', 'check_run_settings', 'check_resumed_monitor', 'data_fingerprint',
-           'CheckpointCallback', 'load_checkpoint', 'quiet_learner', 'check_writable_folder', 'run_folder_lock',
-           'check_resumable', 'check_best_file', 'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls',
-           'TinyCapsuleNet', 'evaluate_checkpoint', 'FastaiDataset', 'compile_whole_model', 'run_folder_files',
-           'check_out_folder', 'bad_input_message', 'disk_error_message', 'cli_errors', 'running_as_command',
-           'run_command', 'interrupted_hint', 'train_main', 'smoke_main']
+           'interrupts_held', 'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'optimizer_repr',
+           'check_resumed_loss_and_optimizer', 'augmentation_repr', 'model_repr', 'check_model_repr',
+           'check_run_settings', 'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback', 'load_checkpoint',
+           'quiet_learner', 'check_writable_folder', 'run_folder_lock', 'check_resumable', 'check_best_file',
+           'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint',
+           'FastaiDataset', 'compile_whole_model', 'run_folder_files', 'check_out_folder', 'bad_input_message',
+           'disk_error_message', 'cli_errors', 'running_as_command', 'run_command', 'interrupted_hint', 'train_main',
+           'smoke_main']
 
 # %% ../nbs/02_training.ipynb #967c300c
 def capsule_scores(out) -> torch.Tensor:
@@ -532,11 +534,7 @@ def atomic_save(obj, path:str|Path, **kwargs) -> Path:
             if disk is not None and disk.errno is not None and disk.filename is None:
                 raise OSError(disk.errno, disk.strerror, str(path)) from e   # the file it could not write, for the command line's message
             raise
-        try:  # make the rename itself durable
-            dfd = os.open(path.parent, os.O_RDONLY)
-            try: os.fsync(dfd)
-            finally: os.close(dfd)
-        except OSError: pass  # some file systems cannot fsync a folder
+        _fsync_path(path.parent)   # the rename itself on disk
     return path
 
 # %% ../nbs/02_training.ipynb #e0cefb1e
@@ -588,6 +586,29 @@ def _load_opt_state(opt, sd:dict, device):
 def loss_repr(learn:Learner) -> str:
     "The printed loss (its settings, not its state), which a resumed run must keep (read outside training, where MixUp has put it back)"
     return repr(learn.loss_func)
+
+def optimizer_repr(opt_func:Callable) -> str:
+    "An optimizer function by its qualified name (a `partial` with its arguments), which a resumed run must keep: the state of one is not the state of another"
+    args = []
+    while isinstance(opt_func, functools.partial):   # partial(partial(f, a), b=1): f(a, b=1)
+        args = [*map(repr, opt_func.args), *(f'{k}={v!r}' for k, v in opt_func.keywords.items()), *args]; opt_func = opt_func.func
+    name = f"{getattr(opt_func, '__module__', None) or '?'}.{getattr(opt_func, '__qualname__', type(opt_func).__qualname__)}"
+    return f"{name}({', '.join(args)})" if args else name
+
+def check_resumed_loss_and_optimizer(ck:dict, # a loaded `last.pth`
+                                     loss_func, # the loss of the fit that would continue it
+                                     opt_func:Callable, # its optimizer function (`Learner.opt_func`)
+                                    ):
+    "Refuse to continue a run with another loss or another optimizer (checkpoints written before they were recorded pass unchecked)"
+    made = {'loss': (LOSSES, lambda make: repr(make())), 'optimizer': (OPTIMIZERS, optimizer_repr)}
+    def flag(name, text):   # the command lines' name for it, where they have one
+        table, describe = made[name]
+        return next((f" (--{name} {k})" for k, make in table.items() if describe(make) == text), '')
+    for name, this in (('loss', repr(loss_func)), ('optimizer', optimizer_repr(opt_func))):
+        saved = ck.get(name)
+        if saved is not None and saved != this:
+            raise ValueError(f"the checkpoint's run trained with the {name} {saved}{flag(name, saved)}, this fit with {this}{flag(name, this)}: "
+                             f"resume with the {name} the run used")
 
 def augmentation_repr(learn:Learner) -> list[str]:
     "The printed settings of the learner's training-data augmentation (MixUp, pad-and-crop), which a resumed run must keep"
@@ -833,9 +854,7 @@ class CheckpointCallback(Callback):
         if 'augmentation' in ck and ck['augmentation'] != augmentation:   # older checkpoints did not record it
             raise ValueError(f"the checkpoint's run trained with augmentation {ck['augmentation']}, this fit with {augmentation}: "
                              "resume with the settings the run used")
-        loss = loss_repr(self.learn)
-        if 'loss' in ck and ck['loss'] != loss:   # older checkpoints did not record it
-            raise ValueError(f"the checkpoint's run trained with the loss {ck['loss']}, this fit with {loss}: resume with the settings the run used")
+        check_resumed_loss_and_optimizer(ck, self.learn.loss_func, self.learn.opt_func)
         check_model_repr(ck.get('model_repr'), self.model, 'resume')
         device = next(self.model.parameters()).device
         self.model.load_state_dict(ck['model'])
@@ -871,7 +890,7 @@ class CheckpointCallback(Callback):
         rec = self.learn.recorder
         sched = [cb for cb in self.learn.cbs if isinstance(cb, ParamScheduler)]
         atomic_save({'format': CKPT_FORMAT, 'epoch': self.epoch, 'n_epoch': self.n_epoch, 'schedule': self.schedule, 'run': self.run_settings, 'data': self.data_id, 'data_contents': True, 'data_hash': DATA_HASH_VERSION, 'spread_valid_margin': 'last',
-                     'augmentation': augmentation_repr(self.learn), 'loss': loss_repr(self.learn),
+                     'augmentation': augmentation_repr(self.learn), 'loss': loss_repr(self.learn), 'optimizer': optimizer_repr(self.learn.opt_func),
                      'train_iter': self.learn.train_iter, 'pct_train': float(self.learn.pct_train),
                      'model': self.model.state_dict(), 'model_repr': model_repr(self.model), 'opt': _opt_state(self.opt),
                      'best': {'monitor': self.monitor, 'value': self.best, 'epoch': self.best_epoch},
@@ -926,8 +945,7 @@ class CheckpointCallback(Callback):
         names = [n for n in rec.metric_names if n != 'time']
         lines = [','.join(names)] + [','.join([str(i)] + [f'{v:.6g}' if v is not None else '' for v in row[:len(names)-1]])
                                      for i, row in enumerate(rec.values)]
-        tmp = self.ckpt_dir/'.history.csv.tmp'
-        tmp.write_text('\n'.join(lines) + '\n'); os.replace(tmp, self.ckpt_dir/'history.csv')
+        _atomic_write_bytes(self.ckpt_dir/'history.csv', ('\n'.join(lines) + '\n').encode())
 
 def _saved_epoch(path:Path) -> int|None: # the epoch a checkpoint holds; None where it is missing or does not load
     try: return load_checkpoint(path).get('epoch')
@@ -1338,13 +1356,14 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     with run_folder_lock(out):   # two commands writing one --out would replace each other's files
         out = check_out_folder(out, resume)
         run = {'seed': seed, 'bs': bs, **(settings or {})}   # what a resumed run must keep
-        if resume and (out/'last.pth').exists():   # fit_paper checks the rest (schedule, model, loss) once the model exists
+        if resume and (out/'last.pth').exists():   # fit_paper checks the rest (schedule, model, augmentation) once the model exists
             ck = load_checkpoint(out/'last.pth'); check_resumable(ck, out/'last.pth')
             check_run_settings(ck.get('run'), run); check_epochs(ck, epochs, out/'last.pth'); check_resumed_monitor(ck, monitor)
             rates = {k: ck.get('schedule', {}).get(k) for k in ('lr_min', 'lr_max')}
             if ck.get('schedule') and rates != {'lr_min': float(lr_min), 'lr_max': float(lr_max)}:   # the rest of the schedule (fit_paper's), once the model exists
                 raise ValueError(f"the checkpoint's run trained with --lr_min {rates['lr_min']:g} --lr_max {rates['lr_max']:g}, this fit with "
                                  f"--lr_min {lr_min:g} --lr_max {lr_max:g}: resume with the learning rates the run used")
+            check_resumed_loss_and_optimizer(ck, (learner_kwargs or {}).get('loss_func') or LOSSES[loss](), (learner_kwargs or {}).get('opt_func') or OPTIMIZERS[optimizer])
             check_best_file(ck, out/'best.pth'); del ck
         set_seed(seed, reproducible=True)
         device = torch.device('cpu') if cpu else default_device()
@@ -1362,7 +1381,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
         learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
         print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
         out.mkdir(parents=True, exist_ok=True)   # made already for the lock (`run_folder_lock`, which removes it should the command fail before writing in it)
-        for name, text in (run_files or {}).items(): (out/name).write_text(text)   # only now: a command that failed before leaves none
+        for name, text in (run_files or {}).items(): _atomic_write_bytes(out/name, text.encode())   # only now: a command that failed before leaves none
         t0 = time.time()
         try:
             fit_paper(learn, epochs, lr_max=lr_max, lr_min=lr_min, ckpt_dir=out, resume=resume, monitor=monitor,
@@ -1380,7 +1399,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                    'n_parameters': sum(p.numel() for p in model.parameters()), 'train_seconds_this_process': time.time() - t0,
                    'epoch_seconds': learn.epoch_seconds,
                    'best_valid': learn.best_valid, 'test': test}
-        (out/'results.json').write_text(json.dumps(results, indent=2))
+        _atomic_write_bytes(out/'results.json', json.dumps(results, indent=2).encode())   # a results.json found is whole
         if report: print(json.dumps(results, indent=2))
         return results
 
