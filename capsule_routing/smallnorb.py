@@ -416,7 +416,7 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
          lr_max:float=5e-4, # peak learning rate
          lr_min:float=1e-5, # first and last learning rate
          pad:int=16, # pixels of edge padding before the random crop of each training pair
-         n_valid_per_category:int=1, # training toys of each category held out to select the epoch
+         n_valid_per_category:int=1, # training toys of each category held out to select the epoch; 0: train on all of them and keep the last epoch (the paper's regime)
          resume:bool=False, # continue from out/last.pth
          seed:int=0, # random seed, also of the held-out toys
          cpu:bool=False, # train on the CPU even when a GPU is present
@@ -428,17 +428,18 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
          loss:str='cross_entropy', # 'cross_entropy' (the paper's), 'spread' (Hinton et al.'s, for EM routing) or 'margin' (Sabour et al.'s, for dynamic routing)
          download:bool=False, # first fetch the official files into `data` (`download_smallnorb`; files already there are verified)
         ) -> dict:
-    "Train the paper's smallNORB model with the paper's regime, select the epoch on held-out training toys, then test it once"
-    from capsule_routing.training import train_main, check_pad, run_command
+    "Train the paper's smallNORB model with the paper's regime, select the epoch on held-out training toys (or, with none, keep the last), then test it once"
+    from capsule_routing.training import train_main, check_pad, run_command, LAST_EPOCH
     from capsule_routing.vision import smallnorb_dataloaders, check_valid_count  # imported here: vision imports this module
     def dls_fn(data, bs, device):   # train_main calls it once every check has passed
         if download: download_for_command_line(download_smallnorb, data)
         return smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
     def run():
         # before a download or the data: this module's own settings here, the shared ones (--out, --epochs, --seed, --routing...) in train_main
-        check_pad(pad); check_valid_count(n_valid_per_category, 'n_valid_per_category', 'toys of each category')
+        check_pad(pad); check_valid_count(n_valid_per_category, 'n_valid_per_category', 'toys of each category', none_keeps_last=True)
         return train_main(dls_fn, lambda dls: SmallNORBCapsNet(routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
                           out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, learner_kwargs=dict(pad=pad),
                           compile_model=compile_model, compile_mode=compile_mode, optimizer=optimizer, loss=loss,
+                          monitor='capsule_accuracy' if n_valid_per_category else LAST_EPOCH,   # no toy held out: the paper's model, as trained
                           settings=dict(pad=pad, n_valid_per_category=n_valid_per_category, routing=routing))
     return run_command(main, run)   # from a command line: bad input and Ctrl-C in one line each, and exit status 0

@@ -35,14 +35,14 @@ from .downloads import _atomic_write_bytes, _fsync_path
 from .routing import float32_if_half   # half-precision scores to float32 for a stable log-softmax
 
 # %% auto #0
-__all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'RUN_FILES', 'RUN_LOCK', 'BAD_INPUT', 'DISK_ADVICE',
-           'capsule_scores', 'CapsuleCrossEntropy', 'class_indices', 'capsule_accuracy', 'SpreadLoss', 'Presences',
-           'capsule_presences', 'decode_scores', 'reduce_loss', 'SpreadMargin', 'MarginLoss', 'check_loss_name',
-           'PaperOneCycle', 'paper_radam', 'foreach_radam', 'check_optimizer', 'pad_crop', 'random_pad_crop',
-           'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'none_as_empty', 'EmptyForNone',
-           'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner', 'current_umask',
-           'interrupts_held', 'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr', 'optimizer_repr',
-           'check_resumed_loss_and_optimizer', 'augmentation_repr', 'model_repr', 'check_model_repr',
+__all__ = ['LOSSES', 'OPTIMIZERS', 'CKPT_FORMAT', 'DATA_HASH_VERSION', 'LAST_EPOCH', 'RUN_FILES', 'RUN_LOCK', 'BAD_INPUT',
+           'DISK_ADVICE', 'capsule_scores', 'CapsuleCrossEntropy', 'class_indices', 'capsule_accuracy', 'SpreadLoss',
+           'Presences', 'capsule_presences', 'decode_scores', 'reduce_loss', 'SpreadMargin', 'MarginLoss',
+           'check_loss_name', 'PaperOneCycle', 'paper_radam', 'foreach_radam', 'check_optimizer', 'pad_crop',
+           'random_pad_crop', 'check_pad', 'PadCropCallback', 'CapsuleMixUp', 'WeightAverage', 'none_as_empty',
+           'EmptyForNone', 'CapsuleLearner', 'DeviceSmoothLoss', 'SmoothLossOnDevice', 'capsule_learner',
+           'current_umask', 'interrupts_held', 'atomic_save', 'get_rng_states', 'set_rng_states', 'loss_repr',
+           'optimizer_repr', 'check_resumed_loss_and_optimizer', 'augmentation_repr', 'model_repr', 'check_model_repr',
            'check_run_settings', 'check_resumed_monitor', 'data_fingerprint', 'CheckpointCallback', 'load_checkpoint',
            'quiet_learner', 'check_writable_folder', 'run_folder_lock', 'check_resumable', 'check_best_file',
            'check_epochs', 'fit_paper', 'synthetic_textures', 'synthetic_dls', 'TinyCapsuleNet', 'evaluate_checkpoint',
@@ -689,7 +689,8 @@ def _hash_value(h, x):   # `_hash_field` without the memory of shared containers
         if t.layout != torch.strided: t = t.to_dense()                              # sparse: its values, whatever its storage
         if t.is_meta: raise TypeError("data_fingerprint cannot hash a meta tensor: it holds no values")
         t = t.resolve_conj().resolve_neg().cpu().contiguous()
-        h.update(f'{t.dtype}{tuple(t.shape)}'.encode()); h.update(t.reshape(-1).view(torch.uint8).numpy())
+        h.update(f'{t.dtype}{tuple(t.shape)}'.encode())
+        if t.numel(): h.update(t.reshape(-1).view(torch.uint8).numpy())   # (an empty tensor's reshape may have stride 0, which `view` refuses: no bytes either way)
     elif isinstance(x, np.ndarray) and x.dtype.names:                            # records holding objects: field by field
         h.update(f'records{x.shape}['.encode())
         for name in x.dtype.names: _hash_field(h, name); _hash_field(h, np.asarray(x[name]))
@@ -806,12 +807,14 @@ def _hash_data_set(h, ds, contents:bool, legacy:bool):
                          or _is_pandas(items, 'DataFrame', 'Series')):
         _hash_field(h, ds.items)   # what each item is made from: a fastai Datasets' file names or rows, a set's own list
 
+LAST_EPOCH = 'last_epoch'   # the `monitor` of a run without validation: it keeps its last epoch, as the paper's smallNORB model was kept
+
 class CheckpointCallback(Callback):
     "Save a resumable checkpoint after every epoch (`last.pth`), the best-by-validation weights (`best.pth`) and `history.csv`"
     order = 65  # after Recorder (50) has logged the epoch's metrics, and after ParamScheduler (60)
     def __init__(self,
         ckpt_dir:str|Path, # folder for last.pth, best.pth, history.csv
-        monitor:str='capsule_accuracy', # recorded value that selects the best epoch (a metric name, or 'valid_loss')
+        monitor:str='capsule_accuracy', # recorded value that selects the best epoch (a metric name, or 'valid_loss'), or `LAST_EPOCH`: the last epoch is kept
         comp:Callable|None=None, # `np.greater` / `np.less`; default: `np.less` when `monitor` names a loss
         schedule:dict|None=None, # the schedule's settings, checked when resuming
         resume_from:dict|None=None, # a loaded checkpoint to continue from
@@ -908,7 +911,7 @@ class CheckpointCallback(Callback):
         self._write_history(rec)
 
     def _save_best(self):
-        "best.pth: the weights that validated best (the moving average where there is one), with their epoch and value"
+        "best.pth: the weights that validated best, or the last epoch's (`LAST_EPOCH`), the moving average where there is one, with their epoch and value"
         averager = self._averager()
         validated = averager.averaged if averager is not None else self.model.state_dict()
         atomic_save({'format': CKPT_FORMAT, 'model': validated, 'model_repr': model_repr(self.model),
@@ -934,6 +937,7 @@ class CheckpointCallback(Callback):
                              "train again, into a new --out, with a lower learning rate (--lr_max)")
 
     def _monitored(self):
+        if self.monitor == LAST_EPOCH: return self.epoch   # each epoch beats the one before: best.pth is the last (finite: `_check_finite_training`)
         names = list(self.learn.recorder.metric_names[1:])
         if self.monitor not in names: raise ValueError(f"monitor {self.monitor!r} is not among the recorded values {names}")
         valid_loss = self._recorded('valid_loss')
@@ -1082,7 +1086,7 @@ def fit_paper(learn:Learner, # from `capsule_learner`
               pct_warmup:float=0.1, # fraction of iterations spent rising
               ckpt_dir:str|Path|None=None, # default: `learn.path/learn.model_dir`
               resume:bool=False, # continue from `ckpt_dir/last.pth` when it exists
-              monitor:str='capsule_accuracy', # validation value that selects `best.pth`
+              monitor:str='capsule_accuracy', # validation value that selects `best.pth`, or `LAST_EPOCH` (no validation: the last epoch is kept)
               show_progress:bool=True, # progress bars; `False`: one plain line per epoch (scripts, CI)
               cbs:list|None=None, # more callbacks for this fit
               run_settings:dict|None=None, # the run's own settings (seed, batch size, data split...): recorded, and checked on resume
@@ -1090,7 +1094,8 @@ def fit_paper(learn:Learner, # from `capsule_learner`
              ) -> Learner:
     "Train `learn` for `n_epochs` with the paper's one-cycle schedule, checkpointing every epoch; `resume=True` continues an interrupted run"
     recorded = ['valid_loss'] + [m.name for m in learn.metrics]   # the validation values the Recorder records each epoch (not train_loss: selection is on validation)
-    if monitor not in recorded: raise ValueError(f"monitor must be a validation value, one of {recorded} (--monitor); received {monitor!r}")
+    if monitor not in recorded + [LAST_EPOCH]:
+        raise ValueError(f"monitor must be a validation value, one of {recorded}, or {LAST_EPOCH!r} (--monitor); received {monitor!r}")
     named = 'ckpt_dir' if ckpt_dir is not None else 'ckpt_dir (not given: learn.path/learn.model_dir)'   # for messages
     ckpt_dir = Path(ckpt_dir if ckpt_dir is not None else Path(learn.path)/learn.model_dir).expanduser()   # '~/runs/x': the home folder's
     if resume and overwrite: raise ValueError("resume=True continues the run in ckpt_dir, overwrite=True replaces it: choose one")
@@ -1328,7 +1333,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                seed:int=0, # random seed (a resumed run takes its random state from the checkpoint)
                cpu:bool=False, # train on the CPU even when a GPU is present
                quiet:bool=False, # no progress bars: one plain line per epoch
-               monitor:str='capsule_accuracy', # validation value that selects the model evaluated on the test set
+               monitor:str='capsule_accuracy', # validation value that selects the model evaluated on the test set, or `LAST_EPOCH` (keep the last epoch; the validation set may be empty)
                learner_kwargs:dict|None=None, # more arguments for `capsule_learner` (e.g. `pad=16`)
                compile_model:bool=False, # compile the whole model with TorchInductor, without routing's finite check
                compile_mode:str|None=None, # `torch.compile`'s mode for `compile_model`, e.g. 'reduce-overhead' (CUDA graphs)
@@ -1346,7 +1351,8 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     check_optimizer(optimizer)
     check_loss_name(loss)
     recorded = ('valid_loss', capsule_accuracy.__name__)   # the validation values `capsule_learner`'s Learner records (selection is on validation)
-    if monitor not in recorded: raise ValueError(f"monitor must be a validation value, one of {list(recorded)} (--monitor); received {monitor!r}")
+    if monitor not in recorded + (LAST_EPOCH,):
+        raise ValueError(f"monitor must be a validation value, one of {list(recorded)}, or {LAST_EPOCH!r} (--monitor); received {monitor!r}")
     if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
     if compile_mode is not None:   # refused before the data are read, not by torch.compile once the model is built
         from torch._inductor import list_mode_options
@@ -1369,9 +1375,9 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
         device = torch.device('cpu') if cpu else default_device()
         if device.type == 'cpu': torch.set_flush_denormal(True)   # subnormal floats slowed CPU training several-fold (02_training)
         dls, test_dl = dls_fn(Path(data).expanduser(), bs=bs, device=device)   # `--data=~/x`, as `--out`: the home folder's
-        if len(dls.valid.dataset if hasattr(dls.valid, 'dataset') else dls.valid) == 0:
-            raise ValueError("the validation set is empty: it selects best.pth; give the data's validation split "
-                             "(e.g. --n_valid_per_class, --n_valid_per_category) at least 1")
+        if len(dls.valid.dataset if hasattr(dls.valid, 'dataset') else dls.valid) == 0 and monitor != LAST_EPOCH:
+            raise ValueError(f"the validation set is empty, and monitor {monitor!r} selects best.pth on it: give the data's validation split "
+                             f"(e.g. --n_valid_per_class, --n_valid_per_category) at least 1, or keep the last epoch (monitor={LAST_EPOCH!r})")
         if len(dls.train) == 0:   # an epoch of no step: the run would end untrained and still report a test result
             raise ValueError(f"an epoch has no training batch: {getattr(dls.train, 'n', '?')} training samples at --bs {bs} "
                              "(an incomplete last batch is dropped): lower --bs")

@@ -184,11 +184,13 @@ def show_images(images:np.ndarray, # [N, H, W] uint8
 def check_valid_count(n:int, # the validation share the user asked for
                       option:str, # the option's name, e.g. 'n_valid_per_class'
                       what:str='images of each class', # what is counted
+                      none_keeps_last:bool=False, # whether 0 is allowed: no validation, and the run keeps its last epoch (`LAST_EPOCH`)
                      ):
-    "Refuse an empty (or negative) validation split before any data is read: the validation set selects `best.pth`"
+    "Refuse an empty (unless `none_keeps_last`) or negative validation split before any data is read: the validation set selects `best.pth`"
+    if none_keeps_last and is_int(n) and n >= 0: return
     if not (is_int(n) and n >= 1):
-        raise ValueError(f"{option} (--{option}) must be at least 1: validation {what} select the saved best.pth "
-                         f"(with none, training would end without one); received {n!r}")
+        raise ValueError(f"{option} (--{option}) must be at least 1{' (or 0: none, and the last epoch is kept)' if none_keeps_last else ''}: "
+                         f"validation {what} select the saved best.pth (with none, training would end without one); received {n!r}")
 
 def stratified_split(labels:np.ndarray, # [N] class labels
                      n_valid_per_class:int=500, # validation images of each class
@@ -358,11 +360,11 @@ def fashion_mnist_dataloaders(data, # folder with the Fashion-MNIST IDX files
 def smallnorb_dataloaders(data, # folder with the smallNORB files (see `capsule_routing.smallnorb.download_smallnorb`)
                           bs:int=20, # batch size (the paper's is 20)
                           device:str|torch.device|None=None, # default `default_device()`
-                          n_valid_per_category:int=1, # training toys of each category held out for validation
+                          n_valid_per_category:int=1, # training toys of each category held out for validation (0: none, an empty validation set)
                           seed:int=0, # of the held-out toys
                          ) -> tuple[DataLoaders, DataLoader]:
     "(DataLoaders of training and validation batches, test DataLoader) of smallNORB"
-    check_valid_count(n_valid_per_category, 'n_valid_per_category', 'toys of each category')   # before the files are read
+    check_valid_count(n_valid_per_category, 'n_valid_per_category', 'toys of each category', none_keeps_last=True)   # before the files are read
     device = torch.device(device) if device is not None else default_device()
     data_device = device if device.type == 'cuda' else None
     train, test = load_smallnorb(data, 'train'), load_smallnorb(data, 'test')
