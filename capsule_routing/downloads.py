@@ -216,10 +216,20 @@ def _atomic_write_bytes(path:Path, data:bytes):
         os.replace(tmp, path)
     except BaseException as e:   # a full disk, a folder under that name, an interrupt: no hidden file left behind
         tmp.unlink(missing_ok=True)
-        if isinstance(e, OSError) and e.errno is not None and e.filename in (None, str(tmp)):
+        if isinstance(e, OSError) and e.errno not in (None, errno.ENAMETOOLONG) and e.filename in (None, str(tmp)):   # (a name too long may be the temporary's alone)
             raise OSError(e.errno, e.strerror, str(path)) from e   # the file it was writing, as an error message names it: not the temporary, now gone
         raise
     _fsync_path(path.parent)
+
+# %% ../nbs/00a_downloads.ipynb #7b09fd6f
+def _writer_gone(tmp:Path) -> bool:
+    "Whether the process whose pid a temporary file's name carries (`.<name>.<pid>.tmp`) has ended (POSIX; elsewhere never assumed)"
+    pid = tmp.name.split('.')[-2]
+    if os.name != 'posix' or not pid.isdigit(): return False
+    try: os.kill(int(pid), 0)                  # signal 0: only asks whether the process exists
+    except ProcessLookupError: return True
+    except PermissionError: pass               # it exists, under another user
+    return False
 
 # %% ../nbs/00a_downloads.ipynb #b408d706
 def _give_name(done:Path, # a finished, verified file (a `.part`)

@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 import torch
 from fastprogress.fastprogress import progress_bar
 from .core import default_device, is_int, check_positive_ints, exclusive_lock, FILE_LOCKS
-from .downloads import _atomic_write_bytes, _fsync_path, sha256sum
+from .downloads import _atomic_write_bytes, _fsync_path, _writer_gone, sha256sum
 
 # %% auto #0
 __all__ = ['CACHE_FORMAT', 'MANIFEST_FIELDS', 'end_token_ids', 'end_token_id', 'with_end_token', 'check_transformer', 'text_list',
@@ -522,16 +522,6 @@ def hf_progress_bars_hidden():
             if transformers_on: hf_logging.enable_progress_bar()              # ... and turns it back on
             if hub_off: hub_utils.disable_progress_bars()
             elif not transformers_on: hub_utils.enable_progress_bars()
-
-# %% ../nbs/04a_embeddings.ipynb #7b09fd6f
-def _writer_gone(tmp:Path) -> bool:
-    "Whether the process whose pid a temporary file's name carries (`.<name>.<pid>.tmp`) has ended (POSIX; elsewhere never assumed)"
-    pid = tmp.name.split('.')[-2]
-    if os.name != 'posix' or not pid.isdigit(): return False
-    try: os.kill(int(pid), 0)                  # signal 0: only asks whether the process exists
-    except ProcessLookupError: return True
-    except PermissionError: pass               # it exists, under another user
-    return False
 
 # %% ../nbs/04a_embeddings.ipynb #a7cd4032
 def embed_to_cache(texts:list[str], # the texts, in the order `cache[i]` will follow

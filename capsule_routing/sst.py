@@ -745,7 +745,7 @@ def embed_command(data:str|Path, # folder of the SST tree files
 import sys
 from functools import partial
 from fastcore.script import anno_parser
-from .training import train_main, check_loss_name, check_out_folder, cli_errors, load_checkpoint, check_optimizer
+from .training import train_main, check_loss_name, check_out_folder, cli_errors, load_checkpoint, check_optimizer, check_resumed_loss_and_optimizer, LOSSES, OPTIMIZERS
 
 def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, dev.txt, test.txt, or their trees/)
               task:str='sst5', # 'sst5' (SST-5/R, 5 labels) or 'sst2' (SST-2/R, neutral dropped)
@@ -803,6 +803,8 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     trained_on = json.loads(recorded.read_text()) if recorded.exists() else dict(teacher_sha256=None, distill=0.)
     if resume and (out/'last.pth').exists() and trained_on != targets:
         raise ValueError(f"{out} was trained on other targets ({json.dumps(trained_on)}): resume with the teacher and distill the run used")
+    if resume and (out/'last.pth').exists():   # before a download and the model are loaded (train_main checks it again)
+        check_resumed_loss_and_optimizer(load_checkpoint(out/'last.pth'), LOSSES[loss](), OPTIMIZERS[optimizer])
     if download: data = str(download_for_command_line(download_sst, data))   # no network: one line, not a traceback
     tf = FrozenTransformer(transformer, dtype=getattr(torch, dtype), revision=revision)   # a local folder by its absolute path (`tf.name`)
     # a resumed run must read the same model's features; float32, the only dtype before it was recorded, adds nothing: older runs resume

@@ -31,7 +31,7 @@ from fastai.optimizer import OptimWrapper, RAdam
 from fastai.torch_core import TensorBase, rank_distrib, set_seed
 from torch.utils.data import TensorDataset
 from .core import default_device, check_positive_ints, check_seed, name_python_m_command, array_as_tensor, exclusive_lock
-from .downloads import _atomic_write_bytes, _fsync_path
+from .downloads import _atomic_write_bytes, _fsync_path, _writer_gone
 from .routing import float32_if_half   # half-precision scores to float32 for a stable log-softmax
 
 # %% auto #0
@@ -588,10 +588,13 @@ def loss_repr(learn:Learner) -> str:
     return repr(learn.loss_func)
 
 def optimizer_repr(opt_func:Callable) -> str:
-    "An optimizer function by its qualified name (a `partial` with its arguments), which a resumed run must keep: the state of one is not the state of another"
+    "An optimizer function by its command-line name (`OPTIMIZERS`), else by its qualified name (a `partial` with its arguments): what a resumed run must keep, since the state of one is not the state of another"
+    named = next((name for name, f in OPTIMIZERS.items() if f is opt_func), None)
+    if named is not None: return named   # the same in a notebook (whose functions live in __main__) and from a command line
+    describe = lambda v: optimizer_repr(v) if callable(v) else repr(v)   # a function by its name, not its address
     args = []
     while isinstance(opt_func, functools.partial):   # partial(partial(f, a), b=1): f(a, b=1)
-        args = [*map(repr, opt_func.args), *(f'{k}={v!r}' for k, v in opt_func.keywords.items()), *args]; opt_func = opt_func.func
+        args = [*map(describe, opt_func.args), *(f'{k}={describe(v)}' for k, v in opt_func.keywords.items()), *args]; opt_func = opt_func.func
     name = f"{getattr(opt_func, '__module__', None) or '?'}.{getattr(opt_func, '__qualname__', type(opt_func).__qualname__)}"
     return f"{name}({', '.join(args)})" if args else name
 
@@ -600,10 +603,9 @@ def check_resumed_loss_and_optimizer(ck:dict, # a loaded `last.pth`
                                      opt_func:Callable, # its optimizer function (`Learner.opt_func`)
                                     ):
     "Refuse to continue a run with another loss or another optimizer (checkpoints written before they were recorded pass unchecked)"
-    made = {'loss': (LOSSES, lambda make: repr(make())), 'optimizer': (OPTIMIZERS, optimizer_repr)}
     def flag(name, text):   # the command lines' name for it, where they have one
-        table, describe = made[name]
-        return next((f" (--{name} {k})" for k, make in table.items() if describe(make) == text), '')
+        if name == 'optimizer': return f" (--optimizer {text})" if text in OPTIMIZERS else ''
+        return next((f" (--loss {k})" for k, make in LOSSES.items() if repr(make()) == text), '')
     for name, this in (('loss', repr(loss_func)), ('optimizer', optimizer_repr(opt_func))):
         saved = ck.get(name)
         if saved is not None and saved != this:
@@ -810,11 +812,11 @@ def _hash_data_set(h, ds, contents:bool, legacy:bool):
 LAST_EPOCH = 'last_epoch'   # the `monitor` of a run without validation: it keeps its last epoch, as the paper's smallNORB model was kept
 
 class CheckpointCallback(Callback):
-    "Save a resumable checkpoint after every epoch (`last.pth`), the best-by-validation weights (`best.pth`) and `history.csv`"
+    "Save a resumable checkpoint after every epoch (`last.pth`), the best-by-validation weights (`best.pth`; the last epoch's under `LAST_EPOCH`) and `history.csv`"
     order = 65  # after Recorder (50) has logged the epoch's metrics, and after ParamScheduler (60)
     def __init__(self,
         ckpt_dir:str|Path, # folder for last.pth, best.pth, history.csv
-        monitor:str='capsule_accuracy', # recorded value that selects the best epoch (a metric name, or 'valid_loss'), or `LAST_EPOCH`: the last epoch is kept
+        monitor:str='capsule_accuracy', # recorded value that selects the best epoch (a metric name, or 'valid_loss'), or 'last_epoch' (`LAST_EPOCH`): the last epoch is kept
         comp:Callable|None=None, # `np.greater` / `np.less`; default: `np.less` when `monitor` names a loss
         schedule:dict|None=None, # the schedule's settings, checked when resuming
         resume_from:dict|None=None, # a loaded checkpoint to continue from
@@ -827,7 +829,8 @@ class CheckpointCallback(Callback):
     def before_fit(self):
         self.best, self.best_epoch = None, None
         self.epoch_times = []   # wall time of each epoch, training and validation (`fit_paper` hands it to the learner as `epoch_seconds`)
-        for stale in self.ckpt_dir.glob('.*.tmp'): stale.unlink()  # left by a run killed while writing
+        for stale in self.ckpt_dir.glob('.*.tmp'):   # left by a run killed while writing: atomic_save's (no pid in the name; runs hold the folder's lock)
+            if not stale.name.split('.')[-2].isdigit() or _writer_gone(stale): stale.unlink(missing_ok=True)   # not a living process's file (e.g. SST's predictions)
         self.data_id = data_fingerprint(self.dls)
         ck = self.resume_from
         if ck is None: return
@@ -1086,7 +1089,7 @@ def fit_paper(learn:Learner, # from `capsule_learner`
               pct_warmup:float=0.1, # fraction of iterations spent rising
               ckpt_dir:str|Path|None=None, # default: `learn.path/learn.model_dir`
               resume:bool=False, # continue from `ckpt_dir/last.pth` when it exists
-              monitor:str='capsule_accuracy', # validation value that selects `best.pth`, or `LAST_EPOCH` (no validation: the last epoch is kept)
+              monitor:str='capsule_accuracy', # validation value that selects `best.pth`, or 'last_epoch' (`LAST_EPOCH`: no validation, the last epoch is kept)
               show_progress:bool=True, # progress bars; `False`: one plain line per epoch (scripts, CI)
               cbs:list|None=None, # more callbacks for this fit
               run_settings:dict|None=None, # the run's own settings (seed, batch size, data split...): recorded, and checked on resume
@@ -1333,7 +1336,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                seed:int=0, # random seed (a resumed run takes its random state from the checkpoint)
                cpu:bool=False, # train on the CPU even when a GPU is present
                quiet:bool=False, # no progress bars: one plain line per epoch
-               monitor:str='capsule_accuracy', # validation value that selects the model evaluated on the test set, or `LAST_EPOCH` (keep the last epoch; the validation set may be empty)
+               monitor:str='capsule_accuracy', # validation value that selects the model evaluated on the test set, or 'last_epoch' (`LAST_EPOCH`: keep the last epoch; the validation set may be empty)
                learner_kwargs:dict|None=None, # more arguments for `capsule_learner` (e.g. `pad=16`)
                compile_model:bool=False, # compile the whole model with TorchInductor, without routing's finite check
                compile_mode:str|None=None, # `torch.compile`'s mode for `compile_model`, e.g. 'reduce-overhead' (CUDA graphs)
@@ -1343,7 +1346,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                run_files:dict|None=None, # `{name: text}` the data module records in `out` once the data are read (SST's targets.json)
                report:bool=True, # print the results (False: the caller adds to them, and prints what it writes)
               ) -> dict:
-    "Train with the paper's regime, checkpointing to `out`, then evaluate the best-by-validation model once on the test set"
+    "Train with the paper's regime, checkpointing to `out`, then evaluate the best-by-validation model (or the last, `LAST_EPOCH`) once on the test set"
     # refused before any data is read (smallNORB's files take a while)
     check_positive_ints(epochs=epochs, bs=bs)
     check_seed(seed)
@@ -1362,6 +1365,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     with run_folder_lock(out):   # two commands writing one --out would replace each other's files
         out = check_out_folder(out, resume)
         run = {'seed': seed, 'bs': bs, **(settings or {})}   # what a resumed run must keep
+        learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], 'loss_func': LOSSES[loss](), **(learner_kwargs or {})}   # what it trains with
         if resume and (out/'last.pth').exists():   # fit_paper checks the rest (schedule, model, augmentation) once the model exists
             ck = load_checkpoint(out/'last.pth'); check_resumable(ck, out/'last.pth')
             check_run_settings(ck.get('run'), run); check_epochs(ck, epochs, out/'last.pth'); check_resumed_monitor(ck, monitor)
@@ -1369,7 +1373,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
             if ck.get('schedule') and rates != {'lr_min': float(lr_min), 'lr_max': float(lr_max)}:   # the rest of the schedule (fit_paper's), once the model exists
                 raise ValueError(f"the checkpoint's run trained with --lr_min {rates['lr_min']:g} --lr_max {rates['lr_max']:g}, this fit with "
                                  f"--lr_min {lr_min:g} --lr_max {lr_max:g}: resume with the learning rates the run used")
-            check_resumed_loss_and_optimizer(ck, (learner_kwargs or {}).get('loss_func') or LOSSES[loss](), (learner_kwargs or {}).get('opt_func') or OPTIMIZERS[optimizer])
+            check_resumed_loss_and_optimizer(ck, learner_kwargs['loss_func'], learner_kwargs['opt_func'])
             check_best_file(ck, out/'best.pth'); del ck
         set_seed(seed, reproducible=True)
         device = torch.device('cpu') if cpu else default_device()
@@ -1383,7 +1387,6 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
                              "(an incomplete last batch is dropped): lower --bs")
         model = model_fn(dls)
         if compile_model: compile_whole_model(model, mode=compile_mode)
-        learner_kwargs = {'opt_func': OPTIMIZERS[optimizer], 'loss_func': LOSSES[loss](), **(learner_kwargs or {})}
         learn = capsule_learner(dls, model, device=device, path=out, model_dir='.', **learner_kwargs)
         print(f"device {device}; {sum(p.numel() for p in model.parameters()):,} parameters; {len(dls.train)} iterations an epoch")
         out.mkdir(parents=True, exist_ok=True)   # made already for the lock (`run_folder_lock`, which removes it should the command fail before writing in it)

@@ -187,10 +187,12 @@ def check_valid_count(n:int, # the validation share the user asked for
                       none_keeps_last:bool=False, # whether 0 is allowed: no validation, and the run keeps its last epoch (`LAST_EPOCH`)
                      ):
     "Refuse an empty (unless `none_keeps_last`) or negative validation split before any data is read: the validation set selects `best.pth`"
-    if none_keeps_last and is_int(n) and n >= 0: return
-    if not (is_int(n) and n >= 1):
-        raise ValueError(f"{option} (--{option}) must be at least 1{' (or 0: none, and the last epoch is kept)' if none_keeps_last else ''}: "
-                         f"validation {what} select the saved best.pth (with none, training would end without one); received {n!r}")
+    if none_keeps_last and not (is_int(n) and n >= 0):
+        raise ValueError(f"{option} (--{option}) must be an int >= 0: validation {what} select the saved best.pth, and with 0 "
+                         f"the last epoch is kept; received {n!r}")
+    if not none_keeps_last and not (is_int(n) and n >= 1):
+        raise ValueError(f"{option} (--{option}) must be at least 1: validation {what} select the saved best.pth "
+                         f"(with none, training would end without one); received {n!r}")
 
 def stratified_split(labels:np.ndarray, # [N] class labels
                      n_valid_per_class:int=500, # validation images of each class
