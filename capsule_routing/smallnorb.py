@@ -436,7 +436,7 @@ def main(data:str='data/smallnorb', # folder with the smallNORB files, plain or 
         return smallnorb_dataloaders(data, bs, device, n_valid_per_category=n_valid_per_category, seed=seed)
     def run():
         # before a download or the data: this module's own settings here, the shared ones (--out, --epochs, --seed, --routing...) in train_main
-        check_pad(pad); check_valid_count(n_valid_per_category, 'n_valid_per_category', 'toys of each category', none_keeps_last=True)
+        check_pad(pad); check_valid_count(n_valid_per_category, 'n_valid_per_category', 'toys of each category')
         return train_main(dls_fn, lambda dls: SmallNORBCapsNet(routing=routing), data=data, epochs=epochs, bs=bs, lr_max=lr_max, lr_min=lr_min,
                           out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet, learner_kwargs=dict(pad=pad),
                           compile_model=compile_model, compile_mode=compile_mode, optimizer=optimizer, loss=loss,

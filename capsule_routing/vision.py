@@ -184,21 +184,17 @@ def show_images(images:np.ndarray, # [N, H, W] uint8
 def check_valid_count(n:int, # the validation share the user asked for
                       option:str, # the option's name, e.g. 'n_valid_per_class'
                       what:str='images of each class', # what is counted
-                      none_keeps_last:bool=False, # whether 0 is allowed: no validation, and the run keeps its last epoch (`LAST_EPOCH`)
                      ):
-    "Refuse an empty (unless `none_keeps_last`) or negative validation split before any data is read: the validation set selects `best.pth`"
-    if none_keeps_last and not (is_int(n) and n >= 0):
+    "Refuse a validation split that is not a count (an int >= 0) before any data is read: validation selects `best.pth`; with none (0) a run keeps its last epoch (`LAST_EPOCH`)"
+    if not (is_int(n) and n >= 0):
         raise ValueError(f"{option} (--{option}) must be an int >= 0: validation {what} select the saved best.pth, and with 0 "
                          f"the last epoch is kept; received {n!r}")
-    if not none_keeps_last and not (is_int(n) and n >= 1):
-        raise ValueError(f"{option} (--{option}) must be at least 1: validation {what} select the saved best.pth "
-                         f"(with none, training would end without one); received {n!r}")
 
 def stratified_split(labels:np.ndarray, # [N] class labels
                      n_valid_per_class:int=500, # validation images of each class
                      seed:int=0,
                     ) -> tuple[np.ndarray, np.ndarray]:
-    "Indices (train, valid): `n_valid_per_class` random images of each class for validation, the rest for training"
+    "Indices (train, valid): `n_valid_per_class` random images of each class for validation (0: none), the rest for training"
     check_valid_count(n_valid_per_class, 'n_valid_per_class')
     labels, rng = np.asarray(labels), np.random.default_rng(seed)
     valid = []
@@ -343,7 +339,7 @@ def tensor_dataloaders(train:tuple, # (images [N, C, H, W], labels [N]) tensors 
 def fashion_mnist_dataloaders(data, # folder with the Fashion-MNIST IDX files
                               bs:int=20, # batch size
                               device:str|torch.device|None=None, # default `default_device()`
-                              n_valid_per_class:int=500, # validation images of each class, from the training set
+                              n_valid_per_class:int=500, # validation images of each class, from the training set (0: none, an empty validation set)
                               seed:int=0, # of the validation split
                              ) -> tuple[DataLoaders, DataLoader]:
     "(DataLoaders of training and validation batches, test DataLoader) of Fashion-MNIST"
@@ -366,7 +362,7 @@ def smallnorb_dataloaders(data, # folder with the smallNORB files (see `capsule_
                           seed:int=0, # of the held-out toys
                          ) -> tuple[DataLoaders, DataLoader]:
     "(DataLoaders of training and validation batches, test DataLoader) of smallNORB"
-    check_valid_count(n_valid_per_category, 'n_valid_per_category', 'toys of each category', none_keeps_last=True)   # before the files are read
+    check_valid_count(n_valid_per_category, 'n_valid_per_category', 'toys of each category')   # before the files are read
     device = torch.device(device) if device is not None else default_device()
     data_device = device if device.type == 'cuda' else None
     train, test = load_smallnorb(data, 'train'), load_smallnorb(data, 'test')
@@ -396,7 +392,7 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
                        lr_max:float=5e-4, # peak learning rate
                        lr_min:float=1e-5, # first and last learning rate
                        pad:int=2, # pixels of edge padding for random crops in training
-                       n_valid_per_class:int=500, # validation images of each class, from the training set
+                       n_valid_per_class:int=500, # validation images of each class, from the training set; 0: none, and the last epoch is kept
                        resume:bool=False, # continue from out/last.pth
                        seed:int=0, # random seed
                        cpu:bool=False, # train on the CPU even when a GPU is present
@@ -412,7 +408,7 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
                        download:bool=False, # first fetch the four files into `data` (`download_fashion_mnist`; files already there are verified)
                       ) -> dict:
     "Train and evaluate the 28x28 capsule network on Fashion-MNIST with the paper's regime"
-    from capsule_routing.training import train_main, check_pad, run_command
+    from capsule_routing.training import train_main, check_pad, run_command, LAST_EPOCH
     def dls_fn(data, bs, device):   # train_main calls it once every check has passed: a download comes after them all
         if download: download_for_command_line(download_fashion_mnist, data)
         return fashion_mnist_dataloaders(data, bs, device, n_valid_per_class=n_valid_per_class, seed=seed)
@@ -422,5 +418,6 @@ def fashion_mnist_main(data:str='data/fashion-mnist', # folder with the four IDX
                           lr_min=lr_min, out=out, resume=resume, seed=seed, cpu=cpu, quiet=quiet,
                           learner_kwargs=dict(pad=pad), compile_model=compile_model,
                           compile_mode=compile_mode, optimizer=optimizer, loss=loss,
+                          monitor='capsule_accuracy' if n_valid_per_class else LAST_EPOCH,   # no validation: the last epoch is kept
                           settings=dict(n_parts=n_parts, n_iters=n_iters, width=width, routing=routing, pad=pad, n_valid_per_class=n_valid_per_class))
     return run_command(fashion_mnist_main, run)   # from the command line: bad input and Ctrl-C in one line each, and exit status 0
