@@ -801,16 +801,17 @@ def train_sst(data:str='data/sst', # folder of the SST tree files (train.txt, de
     targets = dict(teacher_sha256=sha256sum(teacher) if teacher else None, distill=distill)
     recorded = out/'targets.json'   # what the run trains on, which a resumed run must train on again
     trained_on = json.loads(recorded.read_text()) if recorded.exists() else dict(teacher_sha256=None, distill=0.)
-    if resume and (out/'last.pth').exists() and trained_on != targets:
+    last = out/'last.pth'
+    if resume and last.exists() and trained_on != targets:
         raise ValueError(f"{out} was trained on other targets ({json.dumps(trained_on)}): resume with the teacher and distill the run used")
-    if resume and (out/'last.pth').exists():   # before a download and the model are loaded (train_main checks it again)
-        check_resumed_loss_and_optimizer(load_checkpoint(out/'last.pth'), LOSSES[loss](), OPTIMIZERS[optimizer])
+    ck = load_checkpoint(last) if resume and last.exists() else None   # read once here, for what is checked before a download and the model
+    if ck is not None: check_resumed_loss_and_optimizer(ck, LOSSES[loss](), OPTIMIZERS[optimizer])   # (train_main checks it again, as for every command)
+    recorded_run = (ck.get('run') or {}) if ck is not None else {}
+    del ck   # its weights and optimizer state are not held through training
     if download: data = str(download_for_command_line(download_sst, data))   # no network: one line, not a traceback
     tf = FrozenTransformer(transformer, dtype=getattr(torch, dtype), revision=revision)   # a local folder by its absolute path (`tf.name`)
     # a resumed run must read the same model's features; float32, the only dtype before it was recorded, adds nothing: older runs resume
     recorded_model = dict(transformer=tf.name, **(dict(dtype=dtype) if dtype != 'float32' else {}), **(dict(revision=revision) if revision else {}))
-    last = out/'last.pth'
-    recorded_run = (load_checkpoint(last).get('run') or {}) if resume and last.exists() else {}
     if 'task' in recorded_run and 'transformer' not in recorded_run:   # an SST run's checkpoint from before the model was recorded
         print(f"{last} predates recording the run's transformer: resuming without checking it", flush=True)
         recorded_model = {}

@@ -811,6 +811,11 @@ def _hash_data_set(h, ds, contents:bool, legacy:bool):
 
 LAST_EPOCH = 'last_epoch'   # the `monitor` of a run without validation: it keeps its last epoch, as the paper's smallNORB model was kept
 
+def _check_monitor(monitor:str, recorded:Sequence[str]):
+    "Refuse a `monitor` that is neither one of the validation values `recorded` nor `LAST_EPOCH` (`fit_paper` before its first batch, `train_main` before the data are read)"
+    if monitor not in [*recorded, LAST_EPOCH]:
+        raise ValueError(f"monitor must be a validation value, one of {list(recorded)}, or {LAST_EPOCH!r} (--monitor); received {monitor!r}")
+
 class CheckpointCallback(Callback):
     "Save a resumable checkpoint after every epoch (`last.pth`), the best-by-validation weights (`best.pth`; the last epoch's under `LAST_EPOCH`) and `history.csv`"
     order = 65  # after Recorder (50) has logged the epoch's metrics, and after ParamScheduler (60)
@@ -1097,8 +1102,7 @@ def fit_paper(learn:Learner, # from `capsule_learner`
              ) -> Learner:
     "Train `learn` for `n_epochs` with the paper's one-cycle schedule, checkpointing every epoch; `resume=True` continues an interrupted run"
     recorded = ['valid_loss'] + [m.name for m in learn.metrics]   # the validation values the Recorder records each epoch (not train_loss: selection is on validation)
-    if monitor not in recorded + [LAST_EPOCH]:
-        raise ValueError(f"monitor must be a validation value, one of {recorded}, or {LAST_EPOCH!r} (--monitor); received {monitor!r}")
+    _check_monitor(monitor, recorded)
     named = 'ckpt_dir' if ckpt_dir is not None else 'ckpt_dir (not given: learn.path/learn.model_dir)'   # for messages
     ckpt_dir = Path(ckpt_dir if ckpt_dir is not None else Path(learn.path)/learn.model_dir).expanduser()   # '~/runs/x': the home folder's
     if resume and overwrite: raise ValueError("resume=True continues the run in ckpt_dir, overwrite=True replaces it: choose one")
@@ -1354,8 +1358,7 @@ def train_main(dls_fn:Callable, # `dls_fn(data, bs=bs, device=device)` -> `(dls,
     check_optimizer(optimizer)
     check_loss_name(loss)
     recorded = ('valid_loss', capsule_accuracy.__name__)   # the validation values `capsule_learner`'s Learner records (selection is on validation)
-    if monitor not in recorded + (LAST_EPOCH,):
-        raise ValueError(f"monitor must be a validation value, one of {list(recorded)}, or {LAST_EPOCH!r} (--monitor); received {monitor!r}")
+    _check_monitor(monitor, recorded)
     if compile_mode is not None and not compile_model: raise ValueError("compile_mode is a mode of compile_model=True")
     if compile_mode is not None:   # refused before the data are read, not by torch.compile once the model is built
         from torch._inductor import list_mode_options
